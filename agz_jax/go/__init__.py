@@ -1,0 +1,17 @@
+"""The game of Go in pure JAX: rules, scoring, feature planes and symmetries."""
+
+from agz_jax.go.config import GoConfig
+from agz_jax.go.coords import action_to_gtp, gtp_to_action
+from agz_jax.go.features import features
+from agz_jax.go.rules import init, legal_actions, result, score, step
+from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
+from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetry_permutations,
+                                 transform_planes, transform_policy)
+from agz_jax.go.text import illegal_reason, parse_board, play, to_ascii
+
+__all__ = [
+    "BLACK", "EMPTY", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
+    "action_to_gtp", "features", "gtp_to_action", "illegal_reason", "init", "inverse_symmetry",
+    "legal_actions", "parse_board", "play", "result", "score", "step", "symmetry_permutations",
+    "to_ascii", "transform_planes", "transform_policy",
+]

@@ -1,0 +1,30 @@
+"""Actions as GTP vertices ('D4', 'pass') and back."""
+
+from agz_jax.go.config import GoConfig
+
+# GTP column letters: A..T without I.
+COLUMNS = "ABCDEFGHJKLMNOPQRST"
+
+
+def action_to_gtp(cfg: GoConfig, action: int) -> str:
+  """GTP vertex of an action; GTP rows count from the bottom (row 0 is `size`)."""
+  action = int(action)
+  if action == cfg.pass_action:
+    return "pass"
+  if not 0 <= action < cfg.pass_action:
+    raise ValueError(f"action {action} is off the {cfg.size}x{cfg.size} board")
+  row, col = divmod(action, cfg.size)
+  return f"{COLUMNS[col]}{cfg.size - row}"
+
+
+def gtp_to_action(cfg: GoConfig, vertex: str) -> int:
+  """Action of a GTP vertex such as 'D4' or 'pass' (case-insensitive)."""
+  text = str(vertex).strip().upper()
+  if text == "PASS":
+    return cfg.pass_action
+  col = COLUMNS.find(text[:1]) if text else -1
+  number = text[1:]
+  if col < 0 or col >= cfg.size or not number.isdigit() or not 1 <= int(number) <= cfg.size:
+    raise ValueError(f"bad vertex {vertex!r}: expected a column A-{COLUMNS[cfg.size - 1]} "
+                     f"(no I) and a row 1-{cfg.size}, or 'pass'")
+  return (cfg.size - int(number)) * cfg.size + col

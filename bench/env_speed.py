@@ -1,0 +1,139 @@
+"""Steps per second of agz_jax.go against pgx's Go, measured in the same run.
+
+Random legal play with auto-reset, jit + vmap, the same batch and board size for
+both. Our step is followed by `legal_actions` (full positional superko mask);
+pgx's step computes its legal mask (simple ko only) and its observation itself,
+so a second line adds our `features` to each step for a like-for-like count.
+Also reports the bytes of one game state and the speed of `features`.
+
+  pip install -e '.[bench]'
+  python bench/env_speed.py                       # 9x9 at batch 1024 and 19x19 at 256
+  python bench/env_speed.py --size 9 --batch 1024 --steps 200
+"""
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import go
+
+TARGETS = {(9, 1024): 2.0, (19, 256): 3.0}
+
+
+def _random_action(key, mask):
+  """A uniformly random legal action, from one random number per board."""
+  rank = jnp.floor(jax.random.uniform(key) * jnp.sum(mask))
+  return jnp.argmax(jnp.cumsum(mask) > rank)
+
+
+def _reset_done(done, fresh, state):
+  return jax.tree.map(lambda f, x: jnp.where(done.reshape((-1,) + (1,) * (x.ndim - 1)), f, x),
+                      fresh, state)
+
+
+def ours_loop(cfg: go.GoConfig, batch: int, steps: int, with_features: bool):
+  """A jitted function running `steps` random legal moves on `batch` boards."""
+  init = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
+  legal = jax.vmap(lambda s: go.legal_actions(cfg, s))
+  step = jax.vmap(lambda s, a: go.step(cfg, s, a))
+  feats = jax.vmap(lambda s: go.features(cfg, s))
+
+  def body(i, carry):
+    state, key, acc = carry
+    key, sub = jax.random.split(key)
+    actions = jax.vmap(_random_action)(jax.random.split(sub, batch), legal(state))
+    state = step(state, actions)
+    if with_features:
+      acc = acc + jnp.sum(feats(state)[..., 0])
+    state = _reset_done(state.terminated, init, state)
+    return state, key, acc
+
+  @jax.jit
+  def run(state, key):
+    state, _, acc = jax.lax.fori_loop(0, steps, body, (state, key, jnp.float32(0)))
+    return state, acc
+  return run, init
+
+
+def pgx_loop(size: int, batch: int, steps: int):
+  import pgx.go  # pylint: disable=import-outside-toplevel
+  env = pgx.go.Go(size=size, komi=7.5)
+  init = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), batch))
+  step = jax.vmap(env.step)
+
+  def body(i, carry):
+    state, key = carry
+    key, sub = jax.random.split(key)
+    actions = jax.vmap(_random_action)(jax.random.split(sub, batch), state.legal_action_mask)
+    state = step(state, actions)
+    state = _reset_done(state.terminated, init, state)
+    return state, key
+
+  @jax.jit
+  def run(state, key):
+    return jax.lax.fori_loop(0, steps, body, (state, key))[0]
+  return run, init
+
+
+def _steps_per_second(run, init, batch, steps, repeats):
+  """Best of `repeats` timed runs; a first untimed run compiles and mixes game stages."""
+  state = jax.block_until_ready(run(init, jax.random.PRNGKey(1)))
+  best = np.inf
+  for r in range(repeats):
+    t = time.perf_counter()
+    state = jax.block_until_ready(run(state, jax.random.PRNGKey(2 + r)))
+    best = min(best, time.perf_counter() - t)
+  return batch * steps / best
+
+
+def _state_bytes(state) -> int:
+  return sum(np.asarray(x).nbytes for x in jax.tree.leaves(state))
+
+
+def measure(size, batch, steps, repeats):
+  cfg = go.GoConfig(size=size)
+  print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, best of {repeats}", flush=True)
+  ours = _steps_per_second(*ours_loop(cfg, batch, steps, False), batch, steps, repeats)
+  ours_f = _steps_per_second(*ours_loop(cfg, batch, steps, True), batch, steps, repeats)
+  pgx_run, pgx_init = pgx_loop(size, batch, steps)
+  peer = _steps_per_second(pgx_run, pgx_init, batch, steps, repeats)
+  target = TARGETS.get((size, batch))
+  print(f"  agz_jax step + superko legal mask        {ours:12,.0f} steps/s")
+  print(f"  agz_jax step + legal mask + features     {ours_f:12,.0f} steps/s")
+  print(f"  pgx step (ko mask + observation)         {peer:12,.0f} steps/s")
+  line = f"  ratio agz_jax / pgx: {ours / peer:.2f}x (with features {ours_f / peer:.2f}x)"
+  if target:
+    line += f"; target {target:.0f}x: {'met' if ours / peer >= target else 'NOT met'}"
+  print(line)
+  one_ours = _state_bytes(go.init(cfg))
+  one_pgx = _state_bytes(jax.tree.map(lambda x: x[0], pgx_init))
+  print(f"  bytes per state: agz_jax {one_ours:,}, pgx {one_pgx:,} ({one_ours / one_pgx:.2f} of pgx)")
+
+  state = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
+  feats = jax.jit(jax.vmap(lambda s: go.features(cfg, s)))
+  jax.block_until_ready(feats(state))
+  t = time.perf_counter()
+  for _ in range(20):
+    out = feats(state)
+  jax.block_until_ready(out)
+  print(f"  features ({out.shape[-1]} planes): {20 * batch / (time.perf_counter() - t):,.0f} positions/s")
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--size", type=int, help="board size (default: both 9 and 19)")
+  parser.add_argument("--batch", type=int, help="boards per batch (default 1024 at 9x9, 256 at 19x19)")
+  parser.add_argument("--steps", type=int, default=200, help="steps per timed run")
+  parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best counts")
+  args = parser.parse_args()
+  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  runs = [(args.size, args.batch or (1024 if args.size <= 9 else 256))] if args.size else [(9, 1024), (19, 256)]
+  for size, batch in runs:
+    measure(size, batch, args.steps, args.repeats)
+
+
+if __name__ == "__main__":
+  main()
