@@ -57,15 +57,17 @@ _jit_step = jax.jit(rules.step, static_argnums=0)
 def illegal_reason(cfg: GoConfig, state: GoState, action: int) -> str | None:
   """Why `action` is illegal for the player to move, or None if it is legal.
 
-  Reasons: 'game over', 'off the board', 'occupied', 'suicide', 'superko'.
+  Reasons: 'off the board', 'game over', 'occupied', 'suicide', 'superko'.
+  Agrees with `legal_actions`: pass is always legal (on a finished game it
+  changes nothing).
   """
   action = int(action)
-  if bool(state.terminated):
-    return "game over"
   if not 0 <= action <= cfg.pass_action:
     return "off the board"
   if action == cfg.pass_action:
     return None
+  if bool(state.terminated):
+    return "game over"
   return _REASONS.get(int(_play_code(cfg, state, action)))
 
 
@@ -74,12 +76,13 @@ def play(cfg: GoConfig, moves: Iterable[int], state: GoState | None = None) -> G
 
   Raises:
     ValueError naming the first illegal move, e.g.
-    "move 12 (B D4) is illegal: superko".
+    "move 12 (B D4) is illegal: superko"; any move, pass included, after the
+    game has ended is refused with 'game over'.
   """
   if state is None:
     state = rules.init(cfg)
   for number, action in enumerate(moves, start=1):
-    reason = illegal_reason(cfg, state, action)
+    reason = "game over" if bool(state.terminated) else illegal_reason(cfg, state, action)
     if reason is not None:
       colour = "B" if int(state.to_play) == 1 else "W"
       try:
