@@ -148,7 +148,7 @@ def _points_to_board(cfg: GoConfig, black, white) -> jnp.ndarray:
 
 
 def _check_setup(cfg: GoConfig, black, white):
-  """Host-side checks of concrete setup stones."""
+  """Host-side checks of concrete setup stones (flood fill in Python; setups are small)."""
   black = [int(x) for x in np.asarray(black).reshape(-1)]
   white = [int(x) for x in np.asarray(white).reshape(-1)]
   for name, points in (("black", black), ("white", white)):
@@ -158,6 +158,26 @@ def _check_setup(cfg: GoConfig, black, white):
   both = set(black) & set(white)
   if both:
     raise ValueError(f"init: point {min(both)} is given both a black and a white setup stone")
+  colour = {p: BLACK for p in black}
+  colour.update({p: WHITE for p in white})
+  table = _neighbour_table(cfg.size)
+  done = set()
+  for start in colour:
+    if start in done:
+      continue
+    chain, frontier, breathes = {start}, [start], False
+    while frontier:
+      for q in table[frontier.pop()]:
+        if q == cfg.num_points:
+          continue
+        if q not in colour:
+          breathes = True
+        elif colour[q] == colour[start] and q not in chain:
+          chain.add(q)
+          frontier.append(q)
+    done |= chain
+    if not breathes:
+      raise ValueError(f"init: setup stones make a chain without liberties (at point {min(chain)})")
 
 
 def init(cfg: GoConfig, black: Sequence[int] = (), white: Sequence[int] = (),
@@ -175,20 +195,12 @@ def init(cfg: GoConfig, black: Sequence[int] = (), white: Sequence[int] = (),
     a point given to both colours, or setup chains without a liberty.
   """
   p = cfg.num_points
-  concrete = not any(isinstance(x, jax.core.Tracer) for x in (black, white, to_play))
-  if concrete:
+  if not any(isinstance(x, jax.core.Tracer) for x in (black, white, to_play)):
     _check_setup(cfg, black, white)
     if int(to_play) not in (BLACK, WHITE):
       raise ValueError(f"init: to_play must be 1 (black) or -1 (white), got {to_play!r}")
   board = _points_to_board(cfg, black, white)
   chain = _chains(cfg, board)
-  if concrete:
-    has_lib = jax.ops.segment_max(_has_empty_neighbour(cfg, board).astype(jnp.int32), chain,
-                                  num_segments=p + 1)
-    dead = (board != EMPTY) & (has_lib[chain] == 0)
-    if bool(jnp.any(dead)):
-      point = int(jnp.argmax(dead))
-      raise ValueError(f"init: setup stones make a chain without liberties (at point {point})")
   h = _board_hash(cfg, board)
   seen = jnp.full((cfg.max_moves + 1, 2), HASH_PAD, jnp.uint32).at[0].set(h)
   return GoState(
@@ -269,8 +281,9 @@ def step(cfg: GoConfig, state: GoState, action) -> GoState:
   Returns:
     The game after the action. On a terminated game, the state is returned
     unchanged. An illegal action (off the board, occupied point, suicide,
-    superko) never changes the board: the game ends at once, `forfeit` holds the
-    mover's colour and `result` counts it as a loss for the mover.
+    superko) changes nothing but `terminated` (set) and `forfeit` (the mover's
+    colour): board, player to move and move count stay as they were, and
+    `result` counts the game as lost by the mover.
   """
   p = cfg.num_points
   action = jnp.asarray(action, jnp.int32)
