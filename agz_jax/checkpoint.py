@@ -1,0 +1,58 @@
+"""Checkpoints with orbax: save, restore the latest good one, skip broken ones.
+
+Checkpoints live in WORKDIR/checkpoints/<iteration>/ with two items: `state`
+(the whole TrainState: network, optimizer, games in progress, replay buffer,
+PRNG key, counters) and `config` (the run's config as JSON). Orbax writes a
+checkpoint to a temporary directory and renames it when complete, so a run
+killed while saving leaves no half checkpoint behind; a checkpoint that is
+damaged anyway is skipped with a warning and the one before it restored.
+"""
+
+import json
+import os
+import warnings
+
+import orbax.checkpoint as ocp
+
+
+class Checkpointer:
+  """Keeps the last `keep` checkpoints of a run in WORKDIR/checkpoints."""
+
+  def __init__(self, workdir: str, keep: int):
+    self.directory = os.path.abspath(os.path.join(workdir, "checkpoints"))
+    self.manager = ocp.CheckpointManager(
+        self.directory,
+        options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True,
+                                             cleanup_tmp_directories=True),
+        item_names=("state", "config"))
+
+  def save(self, iteration: int, state, config) -> None:
+    """Saves asynchronously; `close` (or the next save) waits for it."""
+    self.manager.save(iteration, args=ocp.args.Composite(
+        state=ocp.args.StandardSave(state),
+        config=ocp.args.JsonSave(json.loads(config.to_json_best_effort()))))
+
+  def restore_latest(self, abstract_state):
+    """The newest checkpoint that restores, or (None, 0) if there is none.
+
+    Args:
+      abstract_state: the TrainState's shapes, dtypes and shardings
+        (jax.ShapeDtypeStruct leaves); arrays are restored straight into them.
+
+    Returns:
+      (state, iteration).
+    """
+    for step in sorted(self.manager.all_steps(), reverse=True):
+      try:
+        restored = self.manager.restore(step, args=ocp.args.Composite(
+            state=ocp.args.StandardRestore(abstract_state)))
+        return restored["state"], step
+      except Exception as e:  # pylint: disable=broad-exception-caught
+        first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        warnings.warn(f"checkpoint {self.directory}/{step} cannot be restored and is skipped "
+                      f"({type(e).__name__}: {first_line[:200]})")
+    return None, 0
+
+  def close(self) -> None:
+    self.manager.wait_until_finished()
+    self.manager.close()

@@ -1,0 +1,98 @@
+"""Starts training from a config file.
+
+  python -m agz_jax.launch --config configs/cpu_9x9.py --workdir workdir/cpu_9x9
+  python -m agz_jax.launch --config tpu_v4.py --workdir gs://bucket/run --config.iterations=5000
+
+A bare config name is also looked up in the repository's configs/ folder.
+Overrides use `--config.some.key=value`; an unknown key or a value of the wrong
+type stops the launch at once. Multi-host runs outside Cloud TPU pods pass
+--coordinator_address, --num_processes and --process_id.
+"""
+
+import difflib
+import importlib.util
+import os
+import sys
+
+from absl import app, flags
+from ml_collections import config_flags
+
+_CONFIG = config_flags.DEFINE_config_file("config", None, "Training config file.", lock_config=True)
+_WORKDIR = flags.DEFINE_string("workdir", None, "Directory for checkpoints and metrics.")
+_COORDINATOR = flags.DEFINE_string("coordinator_address", None, "Multi-host: host:port of process 0.")
+_NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Multi-host: number of processes.")
+_PROCESS_ID = flags.DEFINE_integer("process_id", None, "Multi-host: this process's index.")
+flags.mark_flags_as_required(["config", "workdir"])
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def resolve_config_path(argv: list[str]) -> list[str]:
+  """Finds a bare --config name under configs/ and makes its folder's parent importable."""
+  argv = list(argv)
+  for i, arg in enumerate(argv):
+    if arg == "--config" and i + 1 < len(argv):
+      index, value, prefix = i + 1, argv[i + 1], ""
+    elif arg.startswith("--config="):
+      index, value, prefix = i, arg[len("--config="):], "--config="
+    else:
+      continue
+    path, _, rest = value.partition(":")
+    if not os.path.exists(path):
+      for base in (os.getcwd(), _REPO):
+        candidate = os.path.join(base, "configs", path)
+        if os.path.exists(candidate):
+          path = candidate
+          break
+      else:
+        sys.exit(f"launch: config file {path!r} not found (looked in the current folder and in "
+                 f"configs/); give a path such as configs/cpu_9x9.py")
+    folder_parent = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    if folder_parent not in sys.path:
+      sys.path.insert(0, folder_parent)
+    argv[index] = prefix + path + (":" + rest if rest else "")
+    check_overrides(argv, path)
+    break
+  return argv
+
+
+def check_overrides(argv: list[str], config_path: str) -> None:
+  """Stops with one clear line when an override names a key the config lacks."""
+  spec = importlib.util.spec_from_file_location("_agz_config", config_path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  config = module.get_config()
+  known = sorted(_key_paths(config))
+  for arg in argv:
+    if not arg.startswith("--config."):
+      continue
+    key = arg[len("--config."):].split("=", 1)[0]
+    if key not in known:
+      close = difflib.get_close_matches(key, known, n=1)
+      hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
+      sys.exit(f"launch: unknown config key {key!r} in {arg!r}{hint}")
+
+
+def _key_paths(config, prefix=""):
+  for name, value in config.items():
+    path = prefix + name
+    if hasattr(value, "items"):
+      yield from _key_paths(value, path + ".")
+    else:
+      yield path
+
+
+def main(argv):
+  del argv
+  # Imported here so that multi-host start-up happens before JAX touches devices.
+  from agz_jax import parallel, train  # pylint: disable=import-outside-toplevel
+  parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
+  train.train_and_evaluate(_CONFIG.value, _WORKDIR.value)
+
+
+def run():
+  app.run(main, argv=resolve_config_path(sys.argv))
+
+
+if __name__ == "__main__":
+  run()

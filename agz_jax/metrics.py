@@ -1,0 +1,63 @@
+"""What the user sees of training: a progress line, TensorBoard events, a JSONL log.
+
+Only process 0 writes. `metrics.jsonl` in the workdir (one JSON object per
+logged iteration) is what `python -m agz_jax.plot` reads.
+"""
+
+import json
+import math
+import os
+import time
+
+import jax
+
+
+class NonFiniteLossError(RuntimeError):
+  pass
+
+
+def check_finite(metrics: dict, iteration: int) -> None:
+  """Stops training on a NaN or infinite loss, naming the loss and the iteration."""
+  for name, value in metrics.items():
+    if name.startswith("loss") and not math.isfinite(float(value)):
+      raise NonFiniteLossError(
+          f"iteration {iteration}: {name} is {value}; training stopped. Lower the learning rate "
+          f"or check the data; the last checkpoint is intact.")
+
+
+class MetricWriter:
+  """Writes scalars to TensorBoard event files and metrics.jsonl (process 0 only)."""
+
+  def __init__(self, workdir: str):
+    self.active = jax.process_index() == 0
+    self._tb = None
+    self._jsonl = None
+    if self.active:
+      os.makedirs(workdir, exist_ok=True)
+      from tensorboardX import SummaryWriter  # pylint: disable=import-outside-toplevel
+      self._tb = SummaryWriter(os.path.join(workdir, "tensorboard"))
+      self._jsonl = open(os.path.join(workdir, "metrics.jsonl"), "a", encoding="utf-8")
+
+  def write(self, step: int, scalars: dict) -> None:
+    if not self.active:
+      return
+    for name, value in scalars.items():
+      self._tb.add_scalar(name, float(value), step)
+    row = {"iteration": int(step), "time": time.time()}
+    row.update({k: float(v) for k, v in scalars.items()})
+    self._jsonl.write(json.dumps(row) + "\n")
+    self._jsonl.flush()
+
+  def close(self) -> None:
+    if self.active:
+      self._tb.close()
+      self._jsonl.close()
+
+
+def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: float) -> str:
+  """One readable line per iteration."""
+  hours, rest = divmod(int(eta), 3600)
+  return (f"it {iteration}/{total} | {m['positions_per_s']:,.0f} pos/s | games {int(m['games'])} "
+          f"len {m['game_length']:.0f} B-win {m['black_win_rate']:.2f} | "
+          f"loss p {m['loss_policy']:.3f} v {m['loss_value']:.3f} l2 {m['loss_l2']:.4f} "
+          f"H {m['policy_entropy']:.2f} | {seconds:.1f}s/it ETA {hours}h{rest // 60:02d}m")

@@ -1,0 +1,5 @@
+"""Network modules (Flax linen), free of training logic."""
+
+from agz_jax.nets.resnet import AlphaZeroNet, ResidualBlock
+
+__all__ = ["AlphaZeroNet", "ResidualBlock"]

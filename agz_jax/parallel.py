@@ -1,0 +1,73 @@
+"""Devices: the mesh, how the training state is laid out on it, multi-host start-up.
+
+One mesh axis, 'data', over every device of every host. Games, the replay
+buffer and minibatches are split along it; network parameters and optimizer
+state are replicated. The same code runs on one CPU, 8 fake CPU devices, a GPU
+or a TPU pod.
+"""
+
+import os
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+DATA = "data"
+
+
+def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,
+                           process_id: int | None = None) -> None:
+  """Connects the hosts of a multi-host run (call before anything touches devices).
+
+  On Cloud TPU pods every argument is found automatically; elsewhere pass all
+  three. Does nothing when no argument is given and no TPU pod is detected.
+  """
+  given = [x is not None for x in (coordinator_address, num_processes, process_id)]
+  if any(given) and not all(given):
+    raise ValueError("multi-host: give all of coordinator_address, num_processes and process_id, "
+                     "or none of them")
+  if all(given):
+    jax.distributed.initialize(coordinator_address=coordinator_address,
+                               num_processes=num_processes, process_id=process_id)
+  elif _on_tpu_pod():
+    jax.distributed.initialize()
+
+
+def _on_tpu_pod() -> bool:
+  """Cloud TPU VMs of a multi-host slice list all their workers in this variable."""
+  return "," in os.environ.get("TPU_WORKER_HOSTNAMES", "")
+
+
+def make_mesh(num_devices: int = -1) -> Mesh:
+  """A 1-D 'data' mesh over the first `num_devices` devices (-1: all, on all hosts)."""
+  devices = jax.devices()
+  if num_devices != -1:
+    if not 1 <= num_devices <= len(devices):
+      raise ValueError(f"mesh: asked for {num_devices} devices, {len(devices)} available")
+    devices = devices[:num_devices]
+  return Mesh(np.asarray(devices), (DATA,))
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+  return NamedSharding(mesh, PartitionSpec())
+
+
+def split_leading(mesh: Mesh) -> NamedSharding:
+  """Split along the first axis (games, buffer slots, minibatch)."""
+  return NamedSharding(mesh, PartitionSpec(DATA))
+
+
+def check_divisible(mesh: Mesh, **sizes: int) -> None:
+  devices = mesh.devices.size
+  for name, size in sizes.items():
+    if size % devices:
+      raise ValueError(f"{name}={size} must be a multiple of the number of devices ({devices})")
+
+
+def to_host(tree):
+  """Fetches replicated (or fully addressable) arrays to numpy on every host."""
+  def fetch(x):
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+      x = x.addressable_data(0)
+    return np.asarray(x)
+  return jax.tree.map(fetch, tree)

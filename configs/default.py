@@ -1,0 +1,73 @@
+"""Base config of AlphaGo Zero training; the hardware configs import and override it.
+
+  python -m agz_jax.launch --config configs/default.py --workdir /tmp/agz
+"""
+
+import ml_collections
+from ml_collections import config_dict
+
+
+def get_config() -> ml_collections.ConfigDict:
+  c = ml_collections.ConfigDict()
+  c.seed = 0
+  c.iterations = 100  # each: T self-play steps on B games, then K updates
+
+  c.game = ml_collections.ConfigDict()
+  c.game.size = 9
+  c.game.komi = 7.5
+  c.game.history = 8  # positions per side in the input planes (AGZ: 8 -> 17 planes)
+  c.game.max_moves = config_dict.placeholder(int)  # None: 2 * size * size
+
+  c.model = ml_collections.ConfigDict()
+  c.model.blocks = 6  # AGZ: 20 or 40
+  c.model.channels = 64  # AGZ: 256
+  c.model.value_hidden = 256
+  c.model.dtype = "float32"  # or "bfloat16" (compute; parameters stay float32)
+
+  c.search = ml_collections.ConfigDict()
+  c.search.algorithm = "gumbel"  # or "puct" (AGZ, with Dirichlet noise at the root)
+  c.search.num_simulations = 32
+  c.search.max_num_considered_actions = 16  # gumbel
+  c.search.gumbel_scale = 1.0  # gumbel
+  c.search.dirichlet_alpha = config_dict.placeholder(float)  # puct; None: 0.03 * 361 / P
+  c.search.dirichlet_fraction = 0.25  # puct
+  c.search.pb_c_init = 1.25  # puct
+  c.search.pb_c_base = 19652.0  # puct
+
+  c.selfplay = ml_collections.ConfigDict()
+  c.selfplay.num_games = 256  # B, games in progress at once (over all devices)
+  c.selfplay.steps_per_iteration = 16  # T, searched moves per game per iteration
+  c.selfplay.temperature_moves = 10  # sample from the search policy for this many moves
+  c.selfplay.resign_threshold = -0.9  # resign below this searched value; -1 never resigns
+  c.selfplay.resign_min_moves = 20
+  c.selfplay.no_resign_fraction = 0.1  # AGZ: 10% of games never resign
+
+  c.replay = ml_collections.ConfigDict()
+  c.replay.rows_per_game = 64  # R; the buffer holds B * R recent positions
+  c.replay.min_ready = 2048  # no updates before this many positions have results
+
+  c.train = ml_collections.ConfigDict()
+  c.train.batch_size = 256  # M
+  c.train.updates_per_iteration = 8  # K
+  c.train.optimizer = "sgd"  # or "adam"
+  c.train.learning_rate = 0.02
+  c.train.momentum = 0.9  # sgd
+  c.train.lr_boundaries = (100_000, 200_000)  # in updates; AGZ: 0.01 -> 0.001 -> 0.0001
+  c.train.lr_decay = 0.1
+  c.train.weight_decay = 1e-4  # c in the loss
+
+  c.checkpoint = ml_collections.ConfigDict()
+  c.checkpoint.every = 10  # iterations (also on SIGTERM and at the end)
+  c.checkpoint.keep = 3
+
+  c.eval = ml_collections.ConfigDict()
+  c.eval.every = 10  # iterations; 0 never
+  c.eval.num_games = 64  # half with each colour
+  c.eval.num_simulations = 16
+  c.eval.temperature_moves = 4
+  c.eval.gating = False  # AGZ: self-play by the best network, replaced above the threshold
+  c.eval.gating_threshold = 0.55
+
+  c.mesh = ml_collections.ConfigDict()
+  c.mesh.num_devices = -1  # -1: every device of every host
+  return c

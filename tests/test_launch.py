@@ -1,0 +1,139 @@
+"""The real entry point, end to end: training, checkpoints, preemption, resume, bad input.
+
+Each test runs `python -m agz_jax.launch` in a subprocess on a tiny 5x5 config.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import orbax.checkpoint as ocp
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TINY = [
+    "--config.game.size=5", "--config.game.max_moves=12", "--config.model.blocks=1", "--config.model.channels=8",
+    "--config.model.value_hidden=16", "--config.search.num_simulations=4",
+    "--config.search.max_num_considered_actions=4", "--config.selfplay.num_games=8",
+    "--config.selfplay.steps_per_iteration=8", "--config.replay.rows_per_game=16",
+    "--config.replay.min_ready=8", "--config.train.batch_size=8",
+    "--config.train.updates_per_iteration=2", "--config.eval.every=0",
+]
+
+
+def launch_cmd(workdir, iterations, *extra):
+  return [sys.executable, "-m", "agz_jax.launch", "--config", "configs/cpu_9x9.py",
+          "--workdir", str(workdir), f"--config.iterations={iterations}", *TINY, *extra]
+
+
+def run(workdir, iterations, *extra, timeout=300):
+  proc = subprocess.run(launch_cmd(workdir, iterations, *extra), cwd=REPO, capture_output=True,
+                        text=True, timeout=timeout)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  return proc
+
+
+def saved_params(workdir, step):
+  """The parameters stored in a checkpoint, as a flat list of numpy arrays."""
+  path = os.path.join(workdir, "checkpoints", str(step), "state")
+  restored = ocp.StandardCheckpointer().restore(path)
+  import jax  # pylint: disable=import-outside-toplevel
+  return [np.asarray(x) for x in jax.tree.leaves(restored["params"])]
+
+
+def wait_for(predicate, timeout, proc):
+  deadline = time.time() + timeout
+  while time.time() < deadline:
+    if predicate():
+      return
+    if proc.poll() is not None:
+      raise AssertionError("training exited early:\n" + proc.stdout.read() + proc.stderr.read())
+    time.sleep(0.2)
+  raise AssertionError("timed out")
+
+
+def test_trains_logs_and_checkpoints(tmp_path):
+  proc = run(tmp_path, 3, "--config.checkpoint.every=2")
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("it ")]
+  assert [l.split()[1] for l in lines] == ["1/3", "2/3", "3/3"]
+  assert all("pos/s" in l and "ETA" in l for l in lines)
+  rows = [json.loads(l) for l in open(tmp_path / "metrics.jsonl")]
+  assert [r["iteration"] for r in rows] == [1, 2, 3]
+  assert rows[-1]["trained"] == 1.0 and np.isfinite(rows[-1]["loss_policy"])
+  assert rows[-1]["loss_policy"] > 0 and rows[-1]["loss_value"] >= 0
+  assert sorted(os.listdir(tmp_path / "checkpoints")) == ["2", "3"]
+  assert any(f.startswith("events") for f in os.listdir(tmp_path / "tensorboard"))
+
+
+def test_kill_9_then_resume_matches_uninterrupted_run(tmp_path):
+  killed, straight = tmp_path / "killed", tmp_path / "straight"
+  proc = subprocess.Popen(launch_cmd(killed, 100, "--config.checkpoint.every=1"), cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  try:
+    wait_for(lambda: os.path.isdir(killed / "checkpoints" / "2"), 240, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+  finally:
+    proc.kill()
+  steps = sorted(int(s) for s in os.listdir(killed / "checkpoints") if s.isdigit())
+  last = steps[-1]
+  resumed = run(killed, last + 1)
+  assert f"resumed from the checkpoint of iteration {last}" in resumed.stdout
+  assert [l.split()[1] for l in resumed.stdout.splitlines() if l.startswith("it ")] == [
+      f"{last + 1}/{last + 1}"]
+  run(straight, last + 1)
+  for a, b in zip(saved_params(killed, last + 1), saved_params(straight, last + 1), strict=True):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_sigterm_saves_and_stops(tmp_path):
+  proc = subprocess.Popen(launch_cmd(tmp_path, 100, "--config.checkpoint.every=1000"), cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  try:
+    wait_for(lambda: os.path.exists(tmp_path / "metrics.jsonl")
+             and os.path.getsize(tmp_path / "metrics.jsonl") > 0, 240, proc)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+  finally:
+    proc.kill()
+  assert proc.returncode == 0, out + err
+  assert "SIGTERM: checkpoint of iteration" in out
+  step = int(out.split("SIGTERM: checkpoint of iteration")[1].split()[0])
+  assert os.listdir(tmp_path / "checkpoints") == [str(step)]
+
+
+def test_broken_checkpoint_is_skipped_with_a_warning(tmp_path):
+  run(tmp_path, 2, "--config.checkpoint.every=1")
+  # Damage the newest checkpoint: truncate every file in it.
+  for root, _, files in os.walk(tmp_path / "checkpoints" / "2"):
+    for f in files:
+      open(os.path.join(root, f), "wb").close()
+  proc = run(tmp_path, 3)
+  assert "checkpoint" in proc.stderr and "cannot be restored and is skipped" in proc.stderr
+  assert "resumed from the checkpoint of iteration 1" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--config.train.bach_size=3"], "unknown config key 'train.bach_size'"),
+    (["--config.train.batch_size=abc"], "batch_size"),
+])
+def test_bad_overrides_fail_at_once_with_one_clear_line(tmp_path, args, message):
+  proc = subprocess.run(launch_cmd(tmp_path, 1, *args), cwd=REPO, capture_output=True, text=True,
+                        timeout=120)
+  assert proc.returncode != 0
+  assert message in proc.stderr
+  assert "Traceback" not in proc.stderr
+  assert not os.path.exists(tmp_path / "checkpoints")
+
+
+def test_bare_config_name_is_found_under_configs(tmp_path):
+  cmd = launch_cmd(tmp_path, 1)
+  cmd[cmd.index("configs/cpu_9x9.py")] = "cpu_9x9.py"
+  proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  assert "it 1/1" in proc.stdout
