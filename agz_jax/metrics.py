@@ -54,10 +54,24 @@ class MetricWriter:
       self._jsonl.close()
 
 
-def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: float) -> str:
-  """One readable line per iteration."""
+def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: float, *,
+                  min_ready: int, compiled: bool) -> str:
+  """One readable line per iteration.
+
+  Args:
+    iteration: the iteration just done; total: the last one.
+    m: its metrics (without losses while the buffer is still filling).
+    seconds: its wall time; eta: seconds left.
+    min_ready: positions needed before training starts.
+    compiled: this iteration included compilation (its speed is not typical).
+  """
   hours, rest = divmod(int(eta), 3600)
-  return (f"it {iteration}/{total} | {m['positions_per_s']:,.0f} pos/s | games {int(m['games'])} "
-          f"len {m['game_length']:.0f} B-win {m['black_win_rate']:.2f} | "
-          f"loss p {m['loss_policy']:.3f} v {m['loss_value']:.3f} l2 {m['loss_l2']:.4f} "
-          f"H {m['policy_entropy']:.2f} | {seconds:.1f}s/it ETA {hours}h{rest // 60:02d}m")
+  if "loss_policy" in m:
+    losses = (f"loss p {m['loss_policy']:.3f} v {m['loss_value']:.3f} l2 {m['loss_l2']:.4f} "
+              f"H {m['policy_entropy']:.2f}")
+  else:
+    losses = f"filling buffer {int(m['buffer_ready'])}/{min_ready}"
+  speed = "compiling" if compiled else f"{m['positions_per_s']:,.0f} pos/s"
+  return (f"it {iteration}/{total} | {speed} | games {int(m['games'])} "
+          f"len {m['game_length']:.0f} B-win {m['black_win_rate']:.2f} | {losses} | "
+          f"{seconds:.1f}s/it ETA {hours}h{rest // 60:02d}m")

@@ -267,6 +267,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
       t0 = time.perf_counter()
       state, metrics = trainer.iteration(state)
       metrics = {k: float(v) for k, v in parallel.to_host(metrics).items()}
+      if not metrics["trained"]:  # still filling the buffer: no losses to report
+        metrics = {k: v for k, v in metrics.items() if not k.startswith(_TRAIN_ONLY)}
       seconds = time.perf_counter() - t0
       times.append(seconds)
       metrics["positions_per_s"] = positions / seconds
@@ -277,7 +279,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
         metrics.update({k: float(v) for k, v in parallel.to_host(match).items()})
       writer.write(it, metrics)
       recent = np.median(times[-5:]) if len(times) > 1 else seconds
-      _log(progress_line(it, total, metrics, seconds, recent * (total - it)))
+      _log(progress_line(it, total, metrics, seconds, recent * (total - it),
+                         min_ready=config.replay.min_ready, compiled=it == start + 1))
       if "eval_win_rate" in metrics:
         _log(f"  eval: win rate {metrics['eval_win_rate']:.2f} against the previous network, "
              f"Elo {metrics['elo']:+.0f}")
@@ -291,6 +294,9 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
     writer.close()
     preemption.restore()
   return state
+
+
+_TRAIN_ONLY = ("loss_", "policy_entropy")
 
 
 def _log(text: str) -> None:

@@ -1,0 +1,80 @@
+"""Training curves as PNG files, from a run's metrics.jsonl.
+
+  python -m agz_jax.plot --workdir workdir/cpu_9x9        # writes workdir/cpu_9x9/plots/*.png
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # pylint: disable=wrong-import-position
+
+# Figure file -> (title, [(metric, label)], y label).
+FIGURES = {
+    "losses.png": ("Training losses", [("loss_policy", "policy (cross-entropy)"),
+                                       ("loss_value", "value (MSE)"), ("loss_l2", "L2")], "loss"),
+    "elo.png": ("Elo of the current network (first network = 0)", [("elo", "Elo")], "Elo"),
+    "game_length.png": ("Self-play game length", [("game_length", "mean moves per game")], "moves"),
+    "speed.png": ("Self-play speed", [("positions_per_s", "positions / s")], "positions / s"),
+}
+
+
+def read_metrics(workdir: str) -> list[dict]:
+  path = os.path.join(workdir, "metrics.jsonl")
+  if not os.path.exists(path):
+    raise FileNotFoundError(f"no metrics.jsonl in {workdir!r}: is it the --workdir of a training run?")
+  rows = []
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      if line.strip():
+        rows.append(json.loads(line))
+  # A resumed run logs the iterations after its checkpoint again: keep the latest of each.
+  by_iteration = {r["iteration"]: r for r in rows}
+  return [by_iteration[i] for i in sorted(by_iteration)]
+
+
+def plot(workdir: str, out_dir: str | None = None) -> list[str]:
+  """Writes one PNG per figure that has data; returns their paths."""
+  rows = read_metrics(workdir)
+  out_dir = out_dir or os.path.join(workdir, "plots")
+  os.makedirs(out_dir, exist_ok=True)
+  written = []
+  for name, (title, series, ylabel) in FIGURES.items():
+    curves = [(label, [(r["iteration"], r[key]) for r in rows if key in r]) for key, label in series]
+    curves = [(label, pts) for label, pts in curves if pts]
+    if not curves:
+      continue
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, pts in curves:
+      x, y = zip(*pts)
+      ax.plot(x, y, marker="o" if len(pts) < 30 else None, label=label)
+    ax.set(title=title, xlabel="iteration", ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    path = os.path.join(out_dir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    written.append(path)
+  return written
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description="Plot a training run's curves as PNG files.")
+  parser.add_argument("--workdir", required=True, help="the training run's --workdir")
+  parser.add_argument("--out", help="output folder (default: WORKDIR/plots)")
+  args = parser.parse_args(argv)
+  try:
+    paths = plot(args.workdir, args.out)
+  except FileNotFoundError as e:
+    sys.exit(f"plot: {e}")
+  for p in paths:
+    print(p)
+
+
+if __name__ == "__main__":
+  main()
