@@ -1,8 +1,10 @@
 """Checkpoints with orbax: save, restore the latest good one, skip broken ones.
 
-Checkpoints live in WORKDIR/checkpoints/<iteration>/ with two items: `state`
+Checkpoints live in WORKDIR/checkpoints/<iteration>/ with three items: `state`
 (the whole TrainState: network, optimizer, games in progress, replay buffer,
-PRNG key, counters) and `config` (the run's config as JSON). Orbax writes a
+PRNG key, counters), `network` (just the variables a player needs: params and
+BatchNorm statistics, small enough to load anywhere) and `config` (the run's
+config as JSON). Orbax writes a
 checkpoint to a temporary directory and renames it when complete, so a run
 killed while saving leaves no half checkpoint behind; a checkpoint that is
 damaged anyway is skipped with a warning and the one before it restored.
@@ -24,12 +26,14 @@ class Checkpointer:
         self.directory,
         options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True,
                                              cleanup_tmp_directories=True),
-        item_names=("state", "config"))
+        item_names=("state", "network", "config"))
 
   def save(self, iteration: int, state, config) -> None:
     """Saves asynchronously; `close` (or the next save) waits for it."""
+    network = {"params": state.params, "batch_stats": state.batch_stats}
     self.manager.save(iteration, args=ocp.args.Composite(
         state=ocp.args.StandardSave(state),
+        network=ocp.args.StandardSave(network),
         config=ocp.args.JsonSave(json.loads(config.to_json_best_effort()))))
 
   def restore_latest(self, abstract_state):
@@ -56,3 +60,37 @@ class Checkpointer:
   def close(self) -> None:
     self.manager.wait_until_finished()
     self.manager.close()
+
+
+def find_checkpoint(path: str) -> str:
+  """The checkpoint directory meant by `path`: a training workdir (its newest
+  checkpoint), its checkpoints/ folder, or one checkpoint directory."""
+  path = os.path.abspath(path)
+  if os.path.isdir(os.path.join(path, "network")):
+    return path
+  folder = os.path.join(path, "checkpoints") if os.path.isdir(os.path.join(path, "checkpoints")) else path
+  if not os.path.isdir(folder):
+    raise FileNotFoundError(f"checkpoint {path!r} does not exist")
+  steps = sorted((int(d) for d in os.listdir(folder) if d.isdigit()
+                  and os.path.isdir(os.path.join(folder, d, "network"))), reverse=True)
+  if not steps:
+    raise FileNotFoundError(f"no checkpoint with a network in {path!r}: give a training workdir "
+                            f"or one of its checkpoints/<iteration> folders")
+  return os.path.join(folder, str(steps[0]))
+
+
+def load_network(path: str):
+  """Loads a trained network for play: (config, variables) from a checkpoint.
+
+  Args:
+    path: a training workdir, its checkpoints/ folder or one checkpoint.
+
+  Returns:
+    (ml_collections.ConfigDict of the run, {'params', 'batch_stats'} as numpy).
+  """
+  import ml_collections  # pylint: disable=import-outside-toplevel
+  directory = find_checkpoint(path)
+  with open(os.path.join(directory, "config", "metadata"), encoding="utf-8") as f:
+    config = ml_collections.ConfigDict(json.load(f))
+  variables = ocp.StandardCheckpointer().restore(os.path.join(directory, "network"))
+  return config, variables
