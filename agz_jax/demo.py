@@ -16,25 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import go
-
-
-def random_move(cfg: go.GoConfig, state: go.GoState, key: jax.Array) -> jax.Array:
-  """A uniformly random legal move that does not fill one of the mover's own eyes.
-
-  An eye here is an empty point whose neighbours on the board are all the
-  mover's stones. Passes only when no other move is left. Consumes `key`.
-
-  Returns:
-    [] int32 action.
-  """
-  legal = go.legal_actions(cfg, state)[:-1]
-  n = cfg.size
-  own = jnp.pad((state.board == state.to_play).reshape(n, n), 1, constant_values=True)
-  eye = own[:-2, 1:-1] & own[2:, 1:-1] & own[1:-1, :-2] & own[1:-1, 2:]
-  moves = legal & ~eye.reshape(-1)
-  rank = jnp.floor(jax.random.uniform(key) * jnp.sum(moves))
-  choice = jnp.argmax(jnp.cumsum(moves) > rank)
-  return jnp.where(jnp.any(moves), choice, cfg.pass_action).astype(jnp.int32)
+from agz_jax.player import random_move
 
 
 def play_games(cfg: go.GoConfig, key: jax.Array, batch: int, chunk: int):

@@ -1,0 +1,149 @@
+"""Players for the host-side tools (GTP, matches, pictures): a trained network
+with search or its raw policy, and a random player.
+
+They use the same jitted environment and search as training; one game at a
+time (a batch of one).
+"""
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import checkpoint, go, search, train
+
+
+def random_move(cfg: go.GoConfig, state: go.GoState, key: jax.Array) -> jax.Array:
+  """A uniformly random legal move that does not fill one of the mover's own eyes.
+
+  An eye here is an empty point whose neighbours on the board are all the
+  mover's stones. Passes only when no other move is left. Consumes `key`.
+
+  Returns:
+    [] int32 action.
+  """
+  legal = go.legal_actions(cfg, state)[:-1]
+  n = cfg.size
+  own = jnp.pad((state.board == state.to_play).reshape(n, n), 1, constant_values=True)
+  eye = own[:-2, 1:-1] & own[2:, 1:-1] & own[1:-1, :-2] & own[1:-1, 2:]
+  moves = legal & ~eye.reshape(-1)
+  rank = jnp.floor(jax.random.uniform(key) * jnp.sum(moves))
+  choice = jnp.argmax(jnp.cumsum(moves) > rank)
+  return jnp.where(jnp.any(moves), choice, cfg.pass_action).astype(jnp.int32)
+
+
+class RandomPlayer:
+  """Plays random_move; any board size."""
+
+  name = "random"
+  sizes = None  # every size
+
+  def __init__(self, seed: int = 0):
+    self._key = jax.random.PRNGKey(seed)
+    self._move = jax.jit(random_move, static_argnums=0)
+
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
+    self._key, key = jax.random.split(self._key)
+    action = int(self._move(cfg, state, key))
+    return {"action": action, "value": 0.0, "candidates": [
+        {"action": action, "visits": 1, "value": 0.0, "prior": 1.0, "pv": [action]}]}
+
+
+class NetworkPlayer:
+  """A trained network: search with `simulations` per move, or its policy alone.
+
+  Args:
+    path: a training workdir or checkpoint (see checkpoint.load_network).
+    simulations: searches per move; 0 plays the network's most likely legal
+      move without search.
+    algorithm: 'gumbel' or 'puct' (default: the run's).
+    seed: PRNG seed of the search's noise.
+  """
+
+  def __init__(self, path: str, simulations: int = 64, algorithm: str | None = None, seed: int = 0):
+    self.config, variables = checkpoint.load_network(path)
+    self.model = train.make_model(self.config)
+    self.variables = jax.tree.map(jnp.asarray, variables)
+    self.sizes = (self.config.game.size,)
+    self.simulations = simulations
+    self.algorithm = algorithm or self.config.search.algorithm
+    self.name = f"agz_jax-{self.config.model.blocks}x{self.config.model.channels}"
+    self._key = jax.random.PRNGKey(seed)
+
+  def policy(self, cfg: go.GoConfig, state: go.GoState):
+    """The network's prior over legal moves and its value: ([A] numpy, float)."""
+    prior, value = _policy(self.model, cfg, self.variables, _batch(state))
+    return np.asarray(prior[0]), float(value[0])
+
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
+    """Chooses a move.
+
+    Returns:
+      dict: action; value (for the player to move, [-1, 1]); candidates: a list
+      of {action, visits, value, prior, pv}, most visited first.
+    """
+    simulations = self.simulations if simulations is None else simulations
+    if simulations <= 0:
+      prior, value = self.policy(cfg, state)
+      order = np.argsort(-prior)
+      cands = [{"action": int(a), "visits": 0, "value": value, "prior": float(prior[a]),
+                "pv": [int(a)]} for a in order[:10] if prior[a] > 0]
+      return {"action": int(order[0]), "value": value, "candidates": cands}
+    self._key, key = jax.random.split(self._key)
+    out = jax.device_get(_search(self.model, cfg, self.algorithm, simulations, self.variables,
+                                 _batch(state), key))
+    visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
+    best = int(out["best"][0])
+    rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
+    order = [int(a) for a in np.argsort(rank, kind="stable") if visits[a] > 0]
+    cands = [{"action": a, "visits": int(visits[a]), "value": float(q[a]),
+              "prior": float(prior[a]), "pv": _principal_variation(out, a)}
+             for a in order]
+    return {"action": best, "value": float(out["value"][0]), "candidates": cands}
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _search(model, cfg, algorithm, simulations, variables, states, key):
+  apply_fn = lambda v, x: model.apply(v, x, train=False)
+  out = search.run_search(cfg, apply_fn, variables, states, key, algorithm=algorithm,
+                          num_simulations=simulations,
+                          max_num_considered_actions=min(16, cfg.num_actions),
+                          dirichlet_fraction=0.0)
+  tree = out.search_tree
+  summary = tree.summary()
+  best = out.action if algorithm == "gumbel" else jnp.argmax(summary.visit_counts, -1)
+  return dict(best=best, visits=summary.visit_counts, qvalues=summary.qvalues,
+              value=summary.value, prior=jax.nn.softmax(tree.children_prior_logits[:, 0], -1),
+              children_index=tree.children_index, children_visits=tree.children_visits)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _policy(model, cfg, variables, states):
+  apply_fn = lambda v, x: model.apply(v, x, train=False)
+  logits, value, _ = search.evaluate(cfg, apply_fn, variables, states)
+  return jax.nn.softmax(logits, axis=-1), value
+
+
+def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:
+  """The most visited line of the search tree after `action` (batch element 0)."""
+  pv = [action]
+  node = int(tree["children_index"][0, 0, action])
+  while node >= 0 and len(pv) < depth:
+    visits = tree["children_visits"][0, node]
+    if visits.max() <= 0:
+      break
+    nxt = int(np.argmax(visits))
+    pv.append(nxt)
+    node = int(tree["children_index"][0, node, nxt])
+  return pv
+
+
+def _batch(state: go.GoState) -> go.GoState:
+  return jax.tree.map(lambda x: jnp.asarray(x)[None], state)
+
+
+def win_rate(value: float) -> float:
+  """A value in [-1, 1] as a probability of winning."""
+  return min(1.0, max(0.0, (value + 1.0) / 2.0)) if math.isfinite(value) else 0.5
