@@ -101,6 +101,9 @@ def num_ready(buffer: ReplayBuffer) -> jax.Array:
 def sample(buffer: ReplayBuffer, rng_key: jax.Array, batch_size: int):
   """Draws `batch_size` READY positions, stratified over game slots. Consumes `rng_key`.
 
+  Sample j is drawn uniformly from the READY positions of the j-th group of
+  slots.
+
   Returns:
     (planes [M, N, N, F] float32, policy [M, A], value_target [M],
     weight [M] float32: 0 for a draw from a group without ready positions).
@@ -111,18 +114,17 @@ def sample(buffer: ReplayBuffer, rng_key: jax.Array, batch_size: int):
     raise ValueError(f"replay: the number of games ({slots}) and the minibatch size "
                      f"({batch_size}) must divide one another")
   per_group, width = batch_size // groups, slots // groups
-  group = lambda x: x.reshape((groups, width) + x.shape[1:])
-  k_slot, k_row = jax.random.split(rng_key)
-  slot = jax.random.randint(k_slot, (groups, per_group), 0, width)
-  rank = jax.random.uniform(k_row, (groups, per_group))
+  group = lambda x: x.reshape((groups, width * rows) + x.shape[2:])
+  rank = jax.random.uniform(rng_key, (groups, per_group))
 
-  def draw(g_status, g_planes, g_policy, g_target, slot, rank):
-    ready = g_status[slot] == READY                                           # [k, R]
-    count = jnp.sum(ready, axis=-1)
-    row = jnp.argmax(jnp.cumsum(ready, axis=-1) > jnp.floor(rank * count)[:, None], axis=-1)
-    return (g_planes[slot, row].astype(jnp.float32), g_policy[slot, row], g_target[slot, row],
-            (count > 0).astype(jnp.float32))
+  def draw(g_status, g_planes, g_policy, g_target, rank):
+    ready = jnp.cumsum(g_status == READY)                                      # [width * R]
+    count = ready[-1]
+    i = jnp.searchsorted(ready, jnp.floor(rank * count).astype(ready.dtype), side="right")
+    i = jnp.minimum(i, ready.shape[0] - 1)
+    return (g_planes[i].astype(jnp.float32), g_policy[i], g_target[i],
+            jnp.broadcast_to((count > 0).astype(jnp.float32), rank.shape))
 
   out = jax.vmap(draw)(group(buffer.status), group(buffer.planes), group(buffer.policy),
-                       group(buffer.value_target), slot, rank)
+                       group(buffer.value_target), rank)
   return jax.tree.map(lambda x: x.reshape((batch_size,) + x.shape[2:]), out)

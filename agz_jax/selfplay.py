@@ -42,7 +42,8 @@ class StepRecord:
     planes: [B, N, N, F] uint8, the input planes of the position searched.
     policy: [B, A] float32, the search policy (training target).
     to_play: [B] int8, colour to move in that position.
-    root_value: [B] float32, searched value for the player to move.
+    root_value: [B] float32, searched value for the player to move (the Q
+      value of the best move).
     ended: [B] bool, the game ended with this step's move (or resignation).
     result: [B] float32, the ended game's result for black (+1, -1, 0).
     length: [B] int32, the ended game's number of moves.
@@ -114,7 +115,12 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
   sampled = jnp.where(jnp.take_along_axis(weights, sampled[:, None], 1)[:, 0] > 0, sampled, best)
   action = jnp.where(states.move_count < temperature_moves, sampled, best).astype(jnp.int32)
 
-  value = out.search_tree.summary().value
+  # The searched value of the move to be played: with Gumbel search the root's
+  # average also counts visits that sequential halving spends on poor moves.
+  summary = out.search_tree.summary()
+  best_q = jnp.take_along_axis(summary.qvalues, best[:, None], axis=1)[:, 0]
+  best_visited = jnp.take_along_axis(summary.visit_counts, best[:, None], axis=1)[:, 0] > 0
+  value = jnp.where(best_visited, best_q, summary.value)
   low = (value < resign_threshold) & (states.move_count >= resign_min_moves)
   resign = games.may_resign & low
   would_resign = jnp.where(~games.may_resign & low & (games.would_resign == 0),
@@ -132,7 +138,7 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
       root_value=value,
       ended=ended,
       result=result,
-      length=after.move_count,
+      length=jnp.where(resign, states.move_count, after.move_count),
       resigned=resign,
       resign_checked=checked,
       false_resign=checked & (result * would_resign > 0))

@@ -1,0 +1,341 @@
+"""The mctx glue (agz_jax.search): masking inside the tree, terminal values, root masking and
+a forced win found by search, on hand-drawn 5x5 positions.
+
+Most tests use a fake network whose output is read from its `variables` (a fixed logit per
+action and a constant value), so one compiled program serves every setting; one test runs a
+tiny real AlphaZeroNet. Each jitted function is built once per module.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from agz_jax import go, search
+from agz_jax.nets import AlphaZeroNet
+
+COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
+
+# One config for the whole module: a 5x5 board, komi 5.5 (no draws), short history, and a move
+# limit that the forced-win positions reach.
+CFG = go.GoConfig(size=5, komi=5.5, history=2, max_moves=10)
+A = CFG.num_actions
+PASS = CFG.pass_action
+BATCH = 4
+MIN = np.finfo(np.float32).min
+
+
+def _point(vertex):
+  """GTP vertex -> action index, computed independently of go.gtp_to_action."""
+  if vertex == "pass":
+    return PASS
+  return (CFG.size - int(vertex[1:])) * CFG.size + COLUMNS.index(vertex[0])
+
+
+def fake_apply(variables, planes):
+  """A 'network' whose prior logits ([A]) and value ([]) are given by its variables."""
+  batch = planes.shape[0]
+  return (jnp.broadcast_to(variables["logits"], (batch, A)),
+          jnp.broadcast_to(variables["value"], (batch,)))
+
+
+def fake_variables(logits=None, value=0.0):
+  logits = np.zeros(A) if logits is None else logits
+  return {"logits": jnp.asarray(logits, jnp.float32), "value": jnp.float32(value)}
+
+
+@functools.cache
+def _jit(name):
+  return jax.jit(getattr(go, name), static_argnums=0)
+
+
+def position(text, to_play=go.BLACK):
+  size, black, white = go.parse_board(text)
+  assert size == CFG.size
+  return go.init(CFG, black=black, white=white, to_play=to_play)
+
+
+def play(state, *vertices):
+  for v in vertices:
+    action = _point(v)
+    assert bool(_jit("legal_actions")(CFG, state)[action]), v
+    state = _jit("step")(CFG, state, jnp.int32(action))
+  return state
+
+
+def stack(states):
+  """Pads a list of states to BATCH (repeating the first) and stacks them."""
+  states = list(states) + [states[0]] * (BATCH - len(states))
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+def legal(state):
+  return np.asarray(_jit("legal_actions")(CFG, state))
+
+
+KO = """
+    . X O . .
+    X O . O .
+    . X O . .
+    . . . . .
+    . . . . .
+"""
+
+TRIPLE_KO = """
+    O . O . O
+    X O . O X
+    . . . . .
+    X O . . .
+    . X O . .
+"""
+
+LONE_BLACK = """
+    . . . . .
+    . . . . .
+    . . X . .
+    . . . . .
+    . . . . .
+"""
+
+
+def ko_start():
+  return position(KO)
+
+
+def triple_ko_before_b1():
+  """Black to play B1; after it white's E5 would repeat the position after C3 (superko only)."""
+  return play(position(TRIPLE_KO, to_play=go.WHITE), "C3", "B5", "A1", "D5", "A5")
+
+
+# ---------------------------------------------------------------------------- recurrent_fn
+
+
+@functools.cache
+def _recurrent():
+  return jax.jit(search.make_recurrent_fn(CFG, fake_apply))
+
+
+def recurrent(states, actions, variables):
+  actions = list(actions) + [actions[0]] * (BATCH - len(actions))
+  return _recurrent()(variables, jax.random.PRNGKey(0), jnp.asarray(actions, jnp.int32),
+                      stack(states))
+
+
+def _softmax(x):
+  e = np.exp(x - x.max())
+  return e / e.sum()
+
+
+def test_recurrent_fn_masks_ko_and_superko_inside_the_tree():
+  logits = np.linspace(-1.0, 1.0, A)
+  variables = fake_variables(logits, value=0.25)
+  starts = [ko_start(), triple_ko_before_b1()]
+  out, after = recurrent(starts, [_point("C4"), _point("B1")], variables)
+  prior = np.asarray(out.prior_logits)
+
+  # The embedding is the stepped game.
+  for i, (s, v) in enumerate(zip(starts, ["C4", "B1"])):
+    expected = play(s, v)
+    np.testing.assert_array_equal(np.asarray(after.board[i]), np.asarray(expected.board))
+    assert int(after.to_play[i]) == go.WHITE
+    mask = legal(expected)
+    np.testing.assert_array_equal(prior[i] == MIN, ~mask)
+    # The legal part of the prior is the network's prior, renormalised.
+    np.testing.assert_allclose(_softmax(prior[i][mask]), _softmax(logits[mask]), rtol=1e-5)
+
+  # Ko: white may not take back at once.
+  assert prior[0, _point("B4")] == MIN
+  assert prior[0, _point("D3")] > MIN and prior[0, PASS] > MIN
+  # Triple ko: E5 takes a ko that is no simple ko, yet repeats an earlier position.
+  assert prior[1, _point("E5")] == MIN
+  assert prior[1, _point("A1")] == MIN
+  assert prior[1, _point("E3")] > MIN
+
+
+def test_recurrent_fn_non_terminal_step():
+  out, _ = recurrent([ko_start(), triple_ko_before_b1()], [_point("C4"), _point("B1")],
+                     fake_variables(value=0.25))
+  np.testing.assert_array_equal(np.asarray(out.reward), 0.0)
+  np.testing.assert_array_equal(np.asarray(out.discount), -1.0)
+  np.testing.assert_allclose(np.asarray(out.value), 0.25)
+
+
+def _lone_black(to_play):
+  return position(LONE_BLACK, to_play=to_play)
+
+
+def test_recurrent_fn_game_end_reward_is_the_result_for_the_mover():
+  # Black owns the whole board (25 - 5.5): black wins whoever ends the game.
+  white_ends = play(_lone_black(go.BLACK), "pass")           # white to play, black just passed
+  black_ends = play(_lone_black(go.WHITE), "pass")           # black to play, white just passed
+  at_limit = _lone_black(go.WHITE).replace(move_count=jnp.int32(CFG.max_moves - 1))
+  assert int(white_ends.passes) == 1 and int(black_ends.passes) == 1
+  states = [white_ends, black_ends, at_limit, ko_start()]
+  actions = [PASS, PASS, _point("A1"), _point("C4")]
+  out, after = recurrent(states, actions, fake_variables(value=0.25))
+
+  ended = np.asarray(after.terminated)
+  np.testing.assert_array_equal(ended, [True, True, True, False])
+  results = [float(_jit("result")(CFG, jax.tree.map(lambda x: x[i], after))) for i in range(3)]
+  # The move limit: white's A1 makes every empty point neutral: 1 - 1 - 5.5 < 0.
+  assert results == [1.0, 1.0, -1.0]
+  movers = [go.WHITE, go.BLACK, go.WHITE]
+  np.testing.assert_array_equal(np.asarray(out.reward)[:3], np.multiply(results, movers))
+  np.testing.assert_array_equal(np.asarray(out.reward), [-1.0, 1.0, 1.0, 0.0])
+  np.testing.assert_array_equal(np.asarray(out.discount), [0.0, 0.0, 0.0, -1.0])
+  # A finished game is worth its reward alone: the network is not asked.
+  np.testing.assert_array_equal(np.asarray(out.value), [0.0, 0.0, 0.0, 0.25])
+  # Only pass stays open below a finished game.
+  prior = np.asarray(out.prior_logits)
+  assert np.all(prior[:3, :PASS] == MIN) and np.all(prior[:3, PASS] > MIN)
+
+
+def test_recurrent_fn_below_a_finished_game_gives_nothing():
+  over = play(_lone_black(go.WHITE), "pass", "pass")
+  assert bool(over.terminated)
+  out, after = recurrent([over, over, over], [PASS, 0, _point("C3")], fake_variables(value=0.25))
+  np.testing.assert_array_equal(np.asarray(out.reward), 0.0)
+  np.testing.assert_array_equal(np.asarray(out.discount), 0.0)
+  np.testing.assert_array_equal(np.asarray(out.value), 0.0)
+  np.testing.assert_array_equal(np.asarray(after.board), np.stack([np.asarray(over.board)] * BATCH))
+
+
+# ---------------------------------------------------------------------------- run_search
+
+
+@functools.cache
+def _search(algorithm, real_net):
+  """Jitted run_search; noise settings are traced so that one program serves them all."""
+  if real_net:
+    model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
+    apply_fn = lambda v, x: model.apply(v, x, train=False)
+  else:
+    apply_fn = fake_apply
+
+  def run(variables, states, key, gumbel_scale, dirichlet_fraction, dirichlet_alpha):
+    return search.run_search(CFG, apply_fn, variables, states, key, algorithm=algorithm,
+                             num_simulations=48, max_num_considered_actions=16,
+                             gumbel_scale=gumbel_scale, dirichlet_fraction=dirichlet_fraction,
+                             dirichlet_alpha=dirichlet_alpha)
+
+  return jax.jit(run)
+
+
+def run_search(algorithm, variables, states, seed=0, *, real_net=False, gumbel_scale=1.0,
+               dirichlet_fraction=0.25, dirichlet_alpha=None):
+  alpha = search.dirichlet_alpha_for(CFG) if dirichlet_alpha is None else dirichlet_alpha
+  return _search(algorithm, real_net)(variables, states, jax.random.PRNGKey(seed),
+                                      jnp.float32(gumbel_scale), jnp.float32(dirichlet_fraction),
+                                      jnp.float32(alpha))
+
+
+@functools.cache
+def _net_variables():
+  model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
+  planes = jnp.zeros((1, CFG.size, CFG.size, 2 * CFG.history + 1))
+  return model.init(jax.random.PRNGKey(3), planes, train=False)
+
+
+def _masking_states():
+  """Positions with occupied points, a ko and a superko-only point for the player to move."""
+  return [play(ko_start(), "C4"), play(triple_ko_before_b1(), "B1"), go.init(CFG),
+          play(_lone_black(go.WHITE), "C4", "D3")]
+
+
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_run_search_never_weights_illegal_actions(algorithm):
+  states = _masking_states()
+  masks = np.stack([legal(s) for s in states])
+  assert not masks[0, _point("B4")] and not masks[1, _point("E5")]
+  # Illegal actions get the network's highest prior: the mask, not the net, must stop them.
+  logits = np.zeros(A)
+  logits[[_point("B4"), _point("E5"), _point("A1"), _point("C3"), _point("B5")]] = 5.0
+  cases = [(fake_variables(logits), False)]
+  if algorithm == "gumbel":
+    cases.append((_net_variables(), True))
+  for variables, real_net in cases:
+    for seed in range(2):
+      out = run_search(algorithm, variables, stack(states), seed, real_net=real_net)
+      weights = np.asarray(out.action_weights)
+      np.testing.assert_array_equal(weights[~masks], 0.0)
+      np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-5)
+      visits = np.asarray(out.search_tree.summary().visit_counts)
+      np.testing.assert_array_equal(visits[~masks], 0)
+      action = np.asarray(out.action)
+      assert all(masks[i, a] for i, a in enumerate(action)), action
+
+
+def test_dirichlet_alpha_scales_with_the_board():
+  assert search.dirichlet_alpha_for(go.GoConfig(size=19)) == pytest.approx(0.03)
+  assert search.dirichlet_alpha_for(go.GoConfig(size=9)) == pytest.approx(0.03 * 361 / 81)
+  assert search.dirichlet_alpha_for(go.GoConfig(size=5)) == pytest.approx(0.03 * 361 / 25)
+
+
+def test_unknown_algorithm_is_refused():
+  with pytest.raises(ValueError, match="gumbel"):
+    jax.eval_shape(lambda s, k: search.run_search(CFG, fake_apply, fake_variables(), s, k,
+                                                  algorithm="alphabeta"),
+                   stack([go.init(CFG)]), jax.random.PRNGKey(0))
+
+
+# ---------------------------------------------------------------------------- forced win
+
+# Black to play, two moves before the move limit (black's move and white's reply end the game).
+# The white ring (10 stones) has one liberty, B3. Without the capture white wins: black has 9
+# stones and the 5 points of column E, white 10 stones (B3 is neutral): 14 - 10 - 5.5 < 0.
+# Black B3 captures the ring, and then whatever white replies black wins by far.
+RING = """
+    O O O X .
+    O X O X .
+    O . O X .
+    O O O X .
+    X X X X .
+"""
+
+
+def ring_position():
+  return position(RING).replace(move_count=jnp.int32(CFG.max_moves - 2))
+
+
+def test_ring_position_is_a_forced_win_by_b3_only():
+  """The premise of the search test, checked by brute force over both plies."""
+  s = ring_position()
+  black_moves = np.nonzero(legal(s))[0]
+  assert len(black_moves) == 7                 # B3, column E, pass
+  for a in black_moves:
+    after = _jit("step")(CFG, s, jnp.int32(a))
+    replies = np.nonzero(legal(after))[0]
+    outcomes = {float(_jit("result")(CFG, _jit("step")(CFG, after, jnp.int32(r)))) for r in replies}
+    assert outcomes == ({1.0} if a == _point("B3") else {-1.0}), (a, outcomes)
+
+
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_search_finds_the_winning_capture_with_an_uninformed_network(algorithm):
+  # Zero logits and zero value: only the game results at the leaves tell the moves apart, two
+  # plies down (white's reply ends the game), so the sign of rewards and discounts matters.
+  states = stack([ring_position()] * BATCH)
+  b3 = _point("B3")
+  for seed in range(2):
+    out = run_search(algorithm, fake_variables(), states, seed, dirichlet_fraction=0.0)
+    summary = out.search_tree.summary()
+    visits = np.asarray(summary.visit_counts)
+    weights = np.asarray(out.action_weights)
+    np.testing.assert_array_equal(np.argmax(weights, axis=1), b3)
+    if algorithm == "gumbel":
+      # Sequential halving spreads visits by design; the improved policy and the action decide.
+      np.testing.assert_array_equal(np.asarray(out.action), b3)
+      assert np.all(weights[:, b3] > 0.9)
+    else:
+      assert np.all(visits[:, b3] > visits.sum(axis=1) / 2)
+      # Most visits go down the winning line, so the root value is black's.
+      assert np.all(np.asarray(summary.value) > 0.5)
+    # Q-values: white's node below B3 loses for white whatever it does, below every other
+    # black move it wins (once a reply has been searched, i.e. two visits or more).
+    qvalues = np.asarray(summary.qvalues)
+    assert np.all(qvalues[:, b3] > 0.5)
+    searched = visits >= 2
+    searched[:, b3] = False
+    assert searched.any()
+    assert np.all(qvalues[searched] < 0.0)
