@@ -223,8 +223,8 @@ class Engine:
     if colour != int(state.to_play):
       state = go.play(self.cfg, [self.cfg.pass_action], state)
     # The opponent passed and passing now wins by the score: end the game.
-    if self.moves and self.moves[-1][1] == self.cfg.pass_action and colour * float(
-        go.score(self.cfg, state)) > 0:
+    if (self.moves and self.moves[-1][1] == self.cfg.pass_action
+        and colour * go.host_score(self.cfg, state) > 0):
       return "pass", self.cfg.pass_action
     t = time.perf_counter()
     sims = self._simulations_for_move()

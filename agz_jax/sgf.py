@@ -179,7 +179,7 @@ def result_string(cfg: go.GoConfig, state: go.GoState) -> str:
   """SGF RE value of a finished game: 'B+3.5', 'W+R' style (forfeit: '+F'), '0' for a draw."""
   if int(state.forfeit):
     return "W+F" if int(state.forfeit) == go.BLACK else "B+F"
-  score = float(go.score(cfg, state))
+  score = go.host_score(cfg, state)
   if score == 0:
     return "0"
   return f"{'B' if score > 0 else 'W'}+{abs(score):g}"

@@ -7,11 +7,11 @@ from agz_jax.go.rules import init, legal_actions, result, score, step
 from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
 from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetry_permutations,
                                  transform_planes, transform_policy)
-from agz_jax.go.text import illegal_reason, parse_board, play, to_ascii
+from agz_jax.go.text import host_score, illegal_reason, parse_board, play, to_ascii
 
 __all__ = [
     "BLACK", "EMPTY", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
-    "action_to_gtp", "features", "gtp_to_action", "illegal_reason", "init", "inverse_symmetry",
+    "action_to_gtp", "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
     "legal_actions", "parse_board", "play", "result", "score", "step", "symmetry_permutations",
     "to_ascii", "transform_planes", "transform_policy",
 ]

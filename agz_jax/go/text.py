@@ -52,6 +52,13 @@ def _play_code(cfg: GoConfig, state: GoState, point):
 
 
 _jit_step = jax.jit(rules.step, static_argnums=0)
+_jit_score = jax.jit(rules.score, static_argnums=0)
+
+
+def host_score(cfg: GoConfig, state: GoState) -> float:
+  """The Tromp-Taylor score of one game as a Python float, for host-side tools
+  (compiled once per config; calling `score` outside jit would re-trace it)."""
+  return float(_jit_score(cfg, state))
 
 
 def illegal_reason(cfg: GoConfig, state: GoState, action: int) -> str | None:

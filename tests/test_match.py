@@ -1,0 +1,261 @@
+"""Matches between GTP engines (agz_jax.match) and Elo ratings from their results (agz_jax.ratings).
+
+The statistics are checked on numbers worked out by hand; the referee with tiny
+fake engines (a script in this file) that misbehave on purpose; the real
+engines in a short match of our random player against itself and, where GNU Go
+is installed, one game against GNU Go.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agz_jax import go, match, ratings, sgf
+
+GNUGO = "/usr/games/gnugo"
+RANDOM = f"{sys.executable} -m agz_jax.gtp --random --seed {{seed}}"
+
+# A GTP engine that answers every genmove the same way: 'a1' plays A1, 'pass'
+# passes, 'crash' exits, 'hang' never answers.
+FAKE_ENGINE = r"""
+import sys, time
+mode = sys.argv[1]
+for line in sys.stdin:
+  words = line.split()
+  if not words:
+    continue
+  if words[0] == "quit":
+    print("=\n", flush=True)
+    break
+  reply = ""
+  if words[0] == "genmove":
+    if mode == "crash":
+      sys.exit(3)
+    if mode == "hang":
+      time.sleep(60)
+    reply = {"a1": "A1", "pass": "pass"}[mode]
+  print(f"= {reply}\n", flush=True)
+"""
+
+
+@pytest.fixture
+def fake(tmp_path):
+  script = tmp_path / "fake_gtp.py"
+  script.write_text(FAKE_ENGINE)
+  return lambda mode: f"{sys.executable} {script} {mode}"
+
+
+def read_results(out):
+  with open(os.path.join(out, "results.jsonl"), encoding="utf-8") as f:
+    return sorted((json.loads(line) for line in f), key=lambda r: r["game"])
+
+
+def replay_final_state(out, line):
+  record = sgf.read(os.path.join(out, line["sgf"]))
+  assert record.result == line["result"]
+  assert record.players == {"black": line["black"], "white": line["white"]}
+  assert len(record.moves) == line["moves"]
+  return record, sgf.replay(record)[-1]
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+def test_wilson_interval_known_values():
+  # 8 of 10: the textbook Wilson interval [0.4902, 0.9433].
+  lo, hi = match.wilson_interval(8, 10)
+  assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)
+  # 0 of 10: lower bound 0, upper z^2 / (n + z^2) = 0.2775.
+  assert match.wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+  # Symmetric around an even score; draws count half (5 wins 0 draws == 4 wins 2 draws).
+  lo, hi = match.wilson_interval(5, 10)
+  assert lo + hi == pytest.approx(1.0)
+  assert match.wilson_interval(4 + 2 / 2, 10) == (lo, hi)
+
+
+def test_elo_difference_known_values():
+  assert match.elo_difference(0.5) == 0
+  assert match.elo_difference(0.75) == pytest.approx(400 * math.log10(3))  # 190.85
+  assert match.elo_difference(10 / 11) == pytest.approx(400.0)
+  assert match.elo_difference(0.1) == pytest.approx(-381.70, abs=0.01)
+  assert match.elo_difference(1.0) == math.inf and match.elo_difference(0.0) == -math.inf
+
+
+def test_summary_table():
+  winners = ["a", "a", "a", "b"]
+  results = []
+  for g, winner in enumerate(winners):
+    black, white = ("a", "b") if g % 2 == 0 else ("b", "a")
+    result = "B+1" if winner == black else "W+1"
+    results.append({"game": g, "black": black, "white": white, "winner": winner, "result": result,
+                    "reason": "score", "final_score": {"black": result, "white": result}})
+  results[3]["final_score"]["white"] = "W+3"  # a, white in game 3, counts it otherwise
+  text = match.summary(["a", "b"], results)
+  lines = text.splitlines()
+  assert lines[1].split()[:4] == ["a", "3", "1", "0"] and "75.0%" in lines[1]
+  assert lines[1].split()[-1] == "2-0-0"  # as black
+  lo, hi = match.wilson_interval(3, 4)
+  assert (f"Elo of a over b: +191, 95% interval [{match.elo_difference(lo):+.0f}, "
+          f"{match.elo_difference(hi):+.0f}] (4 games)") in text
+  assert "endings: score 4" in text
+  assert "note: a's final_score named another winner than our Tromp-Taylor count in 1 games " \
+         "(e.g. game 3)" in text
+
+
+def test_default_names():
+  assert match.default_name(f"{GNUGO} --mode gtp --level 1 --chinese-rules") == "gnugo-l1"
+  assert match.default_name("gnugo --mode gtp --level=5") == "gnugo-l5"
+  assert match.default_name("gnugo --mode gtp") == "gnugo-l10"
+  assert match.default_name(RANDOM) == "random"
+  assert match.default_name("python -m agz_jax.gtp --checkpoint runs/net9/") == "agz_jax-net9"
+  policy = "python -m agz_jax.gtp --checkpoint w --policy-only"
+  assert match.default_name(policy) == "agz_jax-w-policy"
+  assert match.player_names([RANDOM, RANDOM]) == ["random-A", "random-B"]
+  assert match.player_names([RANDOM, RANDOM], ["x", "y"]) == ["x", "y"]
+
+
+# -- ratings ----------------------------------------------------------------------------------
+
+def write_results(directory, games):
+  os.makedirs(directory, exist_ok=True)
+  with open(os.path.join(directory, "results.jsonl"), "w", encoding="utf-8") as f:
+    for i, (black, white, winner) in enumerate(games):
+      f.write(json.dumps({"game": i, "black": black, "white": white, "winner": winner}) + "\n")
+
+
+def test_ratings_recover_known_strengths(tmp_path, capsys):
+  true = {"a": 0.0, "b": 150.0, "c": 400.0}
+  rng = np.random.default_rng(0)
+  games = []
+  for x, y in (("a", "b"), ("b", "c"), ("a", "c")):
+    p = 1 / (1 + 10 ** ((true[y] - true[x]) / 400))
+    for i, u in enumerate(rng.random(1500)):
+      black, white = (x, y) if i % 2 == 0 else (y, x)
+      games.append((black, white, None if i % 50 == 0 else (x if u < p else y)))
+  # Split over two match directories, as `ratings DIR DIR` reads them.
+  write_results(tmp_path / "m1", games[:2000])
+  write_results(tmp_path / "m2", games[2000:])
+  players, n, points = ratings.tally(ratings.load_results([tmp_path / "m1", tmp_path / "m2"]))
+  assert players == ["a", "b", "c"] and n[0, 1] == 1500 and n.sum() == 2 * 4500
+  elo, se = ratings.fit(n, points)
+  assert elo[0] == 0 and se[0] == 0  # anchored on the first player
+  for i, name in enumerate(players[1:], start=1):
+    # Draws (1 in 50) are half a win each way, so they shrink differences slightly.
+    assert abs(elo[i] - true[name]) < 3 * se[i], (name, elo[i], se[i])
+    assert 5 < se[i] < 25
+  # Anchoring shifts ratings and moves the zero error to the anchor.
+  elo_b, se_b = ratings.fit(n, points, anchor=1, anchor_elo=150.0)
+  np.testing.assert_allclose(elo_b, elo + 150.0 - elo[1], atol=1e-6)
+  assert se_b[1] == 0 and se_b[0] == pytest.approx(se[1], rel=1e-6)
+  # The entry point prints them sorted, strongest first.
+  ratings.main([str(tmp_path / "m1"), str(tmp_path / "m2"), "--anchor", "b", "--anchor-elo", "150"])
+  rows = capsys.readouterr().out.splitlines()
+  assert [row.split()[1] for row in rows[1:4]] == ["c", "b", "a"]
+  assert "(anchor)" in rows[2] and " 150.0 " in rows[2]
+
+
+def test_ratings_undefeated_player_is_finite():
+  players, n, points = ratings.tally([{"black": "x", "white": "y", "winner": "x"}] * 10)
+  elo, se = ratings.fit(n, points, anchor=1)
+  assert players == ["x", "y"]
+  assert 300 < elo[0] < 1500 and np.isfinite(se[0])
+
+
+def test_ratings_errors(tmp_path, capsys):
+  with pytest.raises(SystemExit, match="has no results.jsonl"):
+    ratings.main([str(tmp_path)])
+  write_results(tmp_path / "m", [("a", "b", "a"), ("c", "d", None)])
+  with pytest.raises(SystemExit, match=r"not connected by games: a, b \| c, d"):
+    ratings.main([str(tmp_path / "m")])
+  with pytest.raises(SystemExit, match="anchor 'z' is not a player"):
+    ratings.main([str(tmp_path / "m"), "--anchor", "z"])
+  capsys.readouterr()
+
+
+# -- matches ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode, games, reason, detail", [
+    ("a1", 2, "illegal", "bad played A1: occupied"),
+    ("crash", 2, "error", "bad crashed on 'genmove"),
+    ("hang", 1, "error", "bad timed out after 1 s on 'genmove"),
+])
+def test_misbehaving_engine_loses(tmp_path, fake, mode, games, reason, detail):
+  out = str(tmp_path / "out")
+  results = match.run_match([fake(mode), fake("pass")], ["bad", "passer"], games=games, size=5,
+                            komi=0.5, out=out, parallel=1, timeout=1, startup_timeout=1,
+                            log=lambda line: None)
+  assert results == read_results(out) and len(results) == games
+  for line in results:
+    assert line["winner"] == "passer" and line["reason"] == reason
+    assert detail in line["detail"]
+    flag = "T" if mode == "hang" else "F"
+    assert line["result"] == ("W+" if line["black"] == "bad" else "B+") + flag
+    replay_final_state(out, line)  # the illegal move is not in the record
+
+
+def test_resume_plays_only_missing_games(tmp_path, fake):
+  out = str(tmp_path / "out")
+  commands = [fake("a1"), fake("pass")]
+  match.run_match(commands, ["a1", "passer"], games=2, size=5, komi=0.5, out=out, parallel=1,
+                  log=lambda line: None)
+  results = match.run_match(commands, ["a1", "passer"], games=3, size=5, komi=0.5, out=out,
+                            parallel=1, log=lambda line: None)
+  assert [r["game"] for r in results] == [0, 1, 2] and len(read_results(out)) == 3
+  # The resumed match gives its processes new '{seed}' values: no replay of earlier games.
+  first_seeds = {s for r in results[:2] for s in r["seeds"].values()}
+  assert min(results[2]["seeds"].values()) > max(first_seeds)
+  with pytest.raises(ValueError, match="not of this match"):
+    match.run_match(commands, ["other", "passer"], games=3, size=5, komi=0.5, out=out)
+
+
+def test_engine_that_cannot_start_stops_the_match(tmp_path):
+  with pytest.raises(RuntimeError, match="did not start"):
+    match.run_match([f"{sys.executable} -c 'import sys; sys.exit(2)'", RANDOM], games=1, size=5,
+                    komi=0.5, out=str(tmp_path), log=lambda line: None)
+
+
+def test_random_self_match_on_5x5(tmp_path):
+  out = str(tmp_path / "out")
+  lines = []
+  results = match.run_match([RANDOM, RANDOM], games=2, size=5, komi=0.5, out=out, parallel=2,
+                            log=lines.append)
+  assert len(lines) == 2 and lines[-1].startswith("[2/2]")
+  assert results == read_results(out)
+  assert sorted(os.listdir(os.path.join(out, "games"))) == ["0000.sgf", "0001.sgf"]
+  # Colours swap: engine A is black in game 0, engine B in game 1.
+  assert [(r["black"], r["white"]) for r in results] == [("random-A", "random-B"),
+                                                         ("random-B", "random-A")]
+  for line in results:
+    assert line["reason"] == "score"  # the random player never resigns nor plays illegally
+    record, final = replay_final_state(out, line)
+    cfg = go.GoConfig(size=5, komi=0.5)
+    assert bool(final.terminated) and int(final.passes) == 2
+    assert line["result"] == sgf.result_string(cfg, final)
+    winner = line["black"] if line["result"].startswith("B") else line["white"]
+    assert line["winner"] == winner
+    # Our engine scores with the same rules, so its own count agrees.
+    assert line["final_score"] == {"black": line["result"], "white": line["result"]}
+
+
+@pytest.mark.skipif(not os.path.exists(GNUGO), reason="GNU Go is not installed")
+def test_gnugo_beats_random_on_9x9(tmp_path):
+  out = str(tmp_path / "out")
+  gnugo = f"{GNUGO} --mode gtp --level 1 --chinese-rules --capture-all-dead"
+  run = subprocess.run(
+      [sys.executable, "-m", "agz_jax.match", "--black", RANDOM, "--white", gnugo, "--games", "1",
+       "--size", "9", "--komi", "7.5", "--out", out, "--parallel", "1"],
+      capture_output=True, text=True, timeout=120, check=False)
+  assert run.returncode == 0, run.stderr
+  assert "[1/1] game 0: random (B) vs gnugo-l1 (W)" in run.stdout
+  assert "Elo of random over gnugo-l1: -inf" in run.stdout
+  (line,) = read_results(out)
+  assert line["winner"] == "gnugo-l1" and line["reason"] in ("score", "resign")
+  record, final = replay_final_state(out, line)
+  if line["reason"] == "score":
+    assert line["result"].startswith("W+")
+    assert line["result"] == sgf.result_string(go.GoConfig(size=9, komi=7.5), final)
+    assert line["final_score"]["white"].startswith("W+")  # GNU Go's own area count agrees
