@@ -48,7 +48,7 @@ def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn):
     states = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, action)
     logits, value, _ = evaluate(cfg, apply_fn, variables, states)
     ended_now = states.terminated & ~was_over
-    result = jax.vmap(lambda s: go.result(cfg, s))(states)
+    result = jax.vmap(lambda s, e: go.result(cfg, score_only_where(s, e)))(states, ended_now)
     reward = jnp.where(ended_now, result * mover, 0.0)
     over = states.terminated
     output = mctx.RecurrentFnOutput(
@@ -59,6 +59,13 @@ def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn):
     return output, states
 
   return recurrent_fn
+
+
+def score_only_where(state: go.GoState, needed) -> go.GoState:
+  """The state, or where its score is not needed the same state with an empty
+  board: scoring floods empty regions in a while_loop, which under vmap runs as
+  long as the slowest board, and an empty board takes one round."""
+  return state.replace(board=jnp.where(needed, state.board, jnp.int8(go.EMPTY)))
 
 
 def dirichlet_alpha_for(cfg: go.GoConfig) -> float:

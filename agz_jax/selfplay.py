@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from agz_jax import go
-from agz_jax.search import ApplyFn, run_search
+from agz_jax.search import ApplyFn, score_only_where, run_search
 
 
 @struct.dataclass
@@ -128,8 +128,8 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
 
   after = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, action)
   ended = after.terminated | resign
-  result = jnp.where(resign, -states.to_play.astype(jnp.float32),
-                     jax.vmap(lambda s: go.result(cfg, s))(after))
+  by_rules = jax.vmap(lambda s: go.result(cfg, score_only_where(s, s.terminated)))(after)
+  result = jnp.where(resign, -states.to_play.astype(jnp.float32), by_rules)
   checked = ended & (would_resign != 0)
   record = StepRecord(
       planes=jax.vmap(lambda s: go.features(cfg, s))(states).astype(jnp.uint8),

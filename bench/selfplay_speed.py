@@ -1,0 +1,245 @@
+"""Self-play speed of agz_jax against pgx + mctx, measured in the same run.
+
+Ours: agz_jax.selfplay.selfplay, whose steps search (run_search, mctx over our
+Go environment) and play one move in each of B games, restarting games that
+end. Peer: the pgx + mctx AlphaZero loop (as in pgx's examples/alphazero): the
+same mctx policy searches over pgx.go.Go, whose recurrent function steps the pgx
+environment and evaluates the network on pgx's [N, N, 17] observation with
+illegal actions masked by pgx's legal_action_mask, and finished games are
+auto-reset. Both use the same AlphaZeroNet and parameters, board size, batch,
+simulations and search algorithm, and run T steps as one jitted lax.scan per
+timed call (best of a few after a compile and warm-up call). A step is B
+positions and B * (simulations + 1) network evaluations for both. One batched
+network forward is also timed alone, to tell how much of a step is the network;
+on a GPU the network's share of the bf16 peak (--peak-tflops) is estimated from
+its FLOPs per evaluation, counted from the layer shapes.
+
+  pip install -e '.[bench]'
+  python bench/selfplay_speed.py                  # 9x9, batch 256, 32 simulations, 6x64 network
+  python bench/selfplay_speed.py --algorithm puct --dtype bfloat16
+  python bench/selfplay_speed.py --batch 32 --simulations 8 --steps 4 --blocks 1 --channels 16
+"""
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+from agz_jax import go
+from agz_jax.nets import AlphaZeroNet
+from agz_jax.search import dirichlet_alpha_for
+from agz_jax.selfplay import new_games, selfplay
+
+# The 2-core CPU target at 9x9: ours / peer positions per second.
+CPU_TARGET = 1.2
+# Self-play settings of configs/default.py; the peer has no resignation and
+# plays the search's action from the first move.
+SELFPLAY = dict(temperature_moves=10, resign_threshold=-0.9, resign_min_moves=20,
+                no_resign_fraction=0.1)
+MAX_CONSIDERED, GUMBEL_SCALE = 16, 1.0
+DIRICHLET_FRACTION, PB_C_INIT, PB_C_BASE = 0.25, 1.25, 19652.0
+
+
+def ours_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
+              simulations: int):
+  """A jitted (variables, games, key) -> (games, records) of `steps` self-play steps."""
+  search = dict(algorithm=algorithm, num_simulations=simulations,
+                max_num_considered_actions=MAX_CONSIDERED, gumbel_scale=GUMBEL_SCALE,
+                dirichlet_fraction=DIRICHLET_FRACTION, pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
+
+  @jax.jit
+  def run(variables, games, key):
+    return selfplay(cfg, apply_fn, variables, games, key, steps, search=search, **SELFPLAY)
+
+  games = new_games(cfg, jax.random.PRNGKey(0), batch,
+                    no_resign_fraction=SELFPLAY["no_resign_fraction"])
+  return run, games
+
+
+def pgx_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
+             simulations: int):
+  """The same for pgx.go.Go searched with mctx (pgx's AlphaZero example)."""
+  import pgx.go  # pylint: disable=import-outside-toplevel
+  from pgx.experimental import auto_reset  # pylint: disable=import-outside-toplevel
+  env = pgx.go.Go(size=cfg.size, komi=cfg.komi, history_length=cfg.history,
+                  max_terminal_steps=cfg.max_moves)
+  play = jax.vmap(auto_reset(env.step, env.init))
+  rows = jnp.arange(batch)
+
+  def evaluate(variables, state):
+    logits, value = apply_fn(variables, state.observation)
+    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+    return jnp.where(state.legal_action_mask, logits, jnp.finfo(logits.dtype).min), value
+
+  def recurrent_fn(variables, rng_key, action, state):
+    del rng_key
+    mover = state.current_player
+    state = jax.vmap(env.step)(state, action)
+    logits, value = evaluate(variables, state)
+    over = state.terminated
+    output = mctx.RecurrentFnOutput(
+        reward=state.rewards[rows, mover], discount=jnp.where(over, 0.0, -1.0),
+        prior_logits=logits, value=jnp.where(over, 0.0, value))
+    return output, state
+
+  def step(variables, state, key):
+    k_search, k_reset = jax.random.split(key)
+    logits, value = evaluate(variables, state)
+    root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
+    if algorithm == "gumbel":
+      out = mctx.gumbel_muzero_policy(
+          variables, k_search, root, recurrent_fn, simulations,
+          invalid_actions=~state.legal_action_mask,
+          max_num_considered_actions=MAX_CONSIDERED, gumbel_scale=GUMBEL_SCALE)
+    else:
+      out = mctx.muzero_policy(
+          variables, k_search, root, recurrent_fn, simulations,
+          invalid_actions=~state.legal_action_mask, dirichlet_fraction=DIRICHLET_FRACTION,
+          dirichlet_alpha=dirichlet_alpha_for(cfg), pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
+    after = play(state, out.action, jax.random.split(k_reset, batch))
+    record = (state.observation, out.action_weights, after.rewards[rows, state.current_player],
+              after.terminated)
+    return after, record
+
+  @jax.jit
+  def run(variables, state, key):
+    return jax.lax.scan(lambda s, k: step(variables, s, k), state, jax.random.split(key, steps))
+
+  state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), batch))
+  return run, state
+
+
+def forward_loop(apply_fn):
+  """A jitted (variables, planes [K, B, N, N, F]) -> [] running K batched forwards."""
+
+  @jax.jit
+  def run(variables, planes):
+    def body(acc, x):
+      logits, value = apply_fn(variables, x)
+      return acc + jnp.sum(logits) + jnp.sum(value), None
+    return jax.lax.scan(body, jnp.float32(0), planes)[0]
+
+  return run
+
+
+def network_flops(cfg: go.GoConfig, net: AlphaZeroNet) -> int:
+  """FLOPs of one evaluation: 2 per multiply-add of the convolutions and dense layers.
+
+  Zero-padded taps at the board's edge count (the hardware computes them), so
+  this is ~15% above XLA's cost_analysis at 9x9, which skips them and adds the
+  elementwise work.
+  """
+  p, c, h = cfg.num_points, net.channels, net.value_hidden
+  conv3x3 = lambda c_in, c_out: 2 * p * 9 * c_in * c_out
+  body = conv3x3(2 * cfg.history + 1, c) + 2 * net.blocks * conv3x3(c, c)
+  policy = 2 * p * c * 2 + 2 * (2 * p) * (p + 1)
+  value = 2 * p * c * 1 + 2 * p * h + 2 * h * 1
+  return body + policy + value
+
+
+def _chained(run, variables, carry):
+  """A function of a key that calls `run` on the carry the previous call left."""
+  box = [carry]
+
+  def call(key):
+    box[0], out = run(variables, box[0], key)
+    return box[0], out
+
+  return call
+
+
+def _best_times(calls: dict, repeats: int) -> dict:
+  """Best seconds of each call over `repeats` rounds, after one untimed round.
+
+  The untimed round compiles and warms up; the calls alternate within a round
+  so that load from other processes falls on all of them alike.
+  """
+  best = {name: np.inf for name in calls}
+  for r in range(repeats + 1):
+    for name, call in calls.items():
+      t = time.perf_counter()
+      jax.block_until_ready(call(jax.random.PRNGKey(r)))
+      if r:
+        best[name] = min(best[name], time.perf_counter() - t)
+  return best
+
+
+def measure(args):
+  cfg = go.GoConfig(size=args.size)
+  dtype = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}[args.dtype]
+  net = AlphaZeroNet(blocks=args.blocks, channels=args.channels, dtype=dtype)
+  apply_fn = lambda v, x: net.apply(v, x, train=False)
+  planes_shape = (args.batch, cfg.size, cfg.size, 2 * cfg.history + 1)
+  variables = net.init(jax.random.PRNGKey(0), jnp.zeros(planes_shape), train=False)
+  b, s, t = args.batch, args.simulations, args.steps
+  evals_per_step = b * (s + 1)
+  print(f"\n{cfg.size}x{cfg.size}, batch {b}, {s} simulations ({args.algorithm}), "
+        f"network {args.blocks}x{args.channels} {args.dtype}, {t} steps per timed call, "
+        f"best of {args.repeats}", flush=True)
+  print(f"  a step = {b} positions and {b} * ({s} + 1) = {evals_per_step:,} network "
+        f"evaluations, for both", flush=True)
+
+  run_ours, games = ours_loop(cfg, apply_fn, b, t, args.algorithm, s)
+  run_peer, state = pgx_loop(cfg, apply_fn, b, t, args.algorithm, s)
+  forward = forward_loop(apply_fn)
+  planes = jax.random.bernoulli(jax.random.PRNGKey(3), 0.3, (s + 1,) + planes_shape)
+  planes = planes.astype(jnp.float32)
+  best = _best_times({"ours": _chained(run_ours, variables, games),
+                      "peer": _chained(run_peer, variables, state),
+                      "net": lambda key: forward(variables, planes)}, args.repeats)
+  ours, peer, net_step = best["ours"], best["peer"], best["net"]
+  ours_pos, peer_pos = b * t / ours, b * t / peer
+  print(f"  agz_jax self-play      {ours_pos:12,.1f} positions/s  "
+        f"{ours_pos * (s + 1):12,.0f} evaluations/s")
+  print(f"  pgx + mctx self-play   {peer_pos:12,.1f} positions/s  "
+        f"{peer_pos * (s + 1):12,.0f} evaluations/s")
+  line = f"  ratio agz_jax / pgx + mctx: {ours_pos / peer_pos:.2f}x"
+  if jax.default_backend() == "cpu" and cfg.size == 9:
+    met = ours_pos >= CPU_TARGET * peer_pos
+    line += f"; CPU target {CPU_TARGET}x: {'met' if met else 'NOT met'}"
+  print(line)
+  print(f"  network alone: {s + 1} forwards at batch {b} take {net_step * 1e3:,.1f} ms "
+        f"({evals_per_step / net_step:,.0f} evaluations/s), "
+        f"{net_step / (ours / t):.0%} of an agz_jax step ({ours / t * 1e3:,.1f} ms), "
+        f"{net_step / (peer / t):.0%} of a pgx + mctx step ({peer / t * 1e3:,.1f} ms)")
+  print(f"  outside the network (step minus network alone, noisy): agz_jax "
+        f"{(ours / t - net_step) * 1e3:,.1f} ms, pgx + mctx {(peer / t - net_step) * 1e3:,.1f} ms "
+        f"per step")
+
+  if jax.default_backend() == "gpu":
+    flops = network_flops(cfg, net)
+    peak = args.peak_tflops * 1e12
+    print(f"  network FLOPs per evaluation: {flops / 1e6:,.1f} M; share of the "
+          f"{args.peak_tflops:g} TFLOP/s bf16 peak"
+          + (" (the network runs in float32)" if args.dtype == "float32" else ""))
+    for name, seconds in (("agz_jax self-play", ours / t), ("pgx + mctx self-play", peer / t),
+                          ("network alone", net_step)):
+      rate = flops * evals_per_step / seconds
+      print(f"    {name:22s} {rate / 1e12:8.2f} TFLOP/s = {rate / peak:6.2%} of peak")
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--size", type=int, default=9, help="board size")
+  parser.add_argument("--batch", type=int, default=256, help="games played at once (B)")
+  parser.add_argument("--simulations", type=int, default=32, help="simulations per search")
+  parser.add_argument("--algorithm", choices=("gumbel", "puct"), default="gumbel",
+                      help="mctx.gumbel_muzero_policy or mctx.muzero_policy")
+  parser.add_argument("--blocks", type=int, default=6, help="residual blocks")
+  parser.add_argument("--channels", type=int, default=64, help="filters per convolution")
+  parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
+                      help="the network's compute dtype")
+  parser.add_argument("--steps", type=int, default=8, help="self-play steps per timed call (T)")
+  parser.add_argument("--repeats", type=int, default=3, help="timed calls; the best counts")
+  parser.add_argument("--peak-tflops", type=float, default=989.0,
+                      help="GPU dense bf16 peak, for the network's share of it (H100/H200: 989)")
+  args = parser.parse_args()
+  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  measure(args)
+
+
+if __name__ == "__main__":
+  main()
