@@ -120,7 +120,7 @@ class Engine:
 
   def _play(self, colour: int, action: int):
     """Plays a move, first a pass for the other side if `colour` is not to move."""
-    if int(self.state.terminated) and action != self.cfg.pass_action:
+    if int(self.state.terminated):
       self._continue_after_end()
     state, inserted = self.state, []
     if colour != int(state.to_play):
@@ -290,6 +290,8 @@ class Engine:
       main_time = float(args[0])
     except ValueError:
       raise GtpError("syntax error: times must be numbers") from None
+    if not math.isfinite(main_time):
+      raise GtpError("syntax error: times must be finite")
     self.time_left = {go.BLACK: main_time, go.WHITE: main_time} if main_time > 0 else {}
     return ""
 
@@ -297,16 +299,19 @@ class Engine:
     self._args(args, 3, "time_left COLOUR TIME STONES")
     colour = self._colour(args[0])
     try:
-      self.time_left[colour] = float(args[1])
+      seconds = float(args[1])
     except ValueError:
       raise GtpError("syntax error: time must be a number") from None
+    if not math.isfinite(seconds):
+      raise GtpError("syntax error: time must be finite")
+    self.time_left[colour] = seconds
     return ""
 
   def cmd_loadsgf(self, args):
     self._args(args, 1, "loadsgf FILE [MOVE_NUMBER]")
     try:
-      record = sgf.read(args[0]) if os.path.exists(args[0]) else None
-    except ValueError as e:
+      record = sgf.read(args[0]) if os.path.isfile(args[0]) else None
+    except (OSError, ValueError) as e:
       raise GtpError(f"cannot load file: {e}") from None
     if record is None:
       raise GtpError(f"cannot load file: {args[0]!r} does not exist")
@@ -344,6 +349,8 @@ class Engine:
   def analysis_lines(self, reader: LineReader, out, interval: float, colour: int | None):
     """Writes lz-analyze info lines every `interval` seconds until input arrives."""
     state = self.state
+    if int(state.terminated):
+      return
     if colour is not None and colour != int(state.to_play):
       state = go.play(self.cfg, [self.cfg.pass_action], state)
     if int(state.terminated):
@@ -365,12 +372,12 @@ class Engine:
 
   def handle(self, line: str):
     """Runs one command line; returns (id, ok, text) or None for an empty line."""
-    line = "".join(ch for ch in line.split("#", 1)[0] if ch in "\t" or ord(ch) >= 32)
+    line = "".join(ch for ch in line.split("#", 1)[0] if ch == "\t" or 32 <= ord(ch) != 127)
     parts = line.replace("\t", " ").split()
     if not parts:
       return None
     ident = ""
-    if parts[0].isdigit():
+    if parts[0].isascii() and parts[0].isdigit():
       ident = parts.pop(0)
       if not parts:
         return ident, False, "syntax error: no command"
@@ -410,8 +417,8 @@ def serve(engine: Engine, stream_in=None, out=None) -> None:
       for a in args:
         if a.lower() in _COLOUR_NAMES:
           colour = _COLOUR_NAMES[a.lower()]
-        elif a.isdigit():
-          interval = int(a) / 100
+        elif a.isascii() and a.isdigit():
+          interval = min(int(a), 360000) / 100
       engine.analysis_lines(reader, out, max(interval, 0.01), colour)
       out.write("\n")
       out.flush()

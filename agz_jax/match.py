@@ -16,9 +16,10 @@ positional superko), a refused command, a crash or a timeout loses the game for
 that engine. Games that end with two passes or at the move limit are counted
 with Tromp-Taylor area scoring (go.score); both engines' own `final_score`
 answers are logged next to ours. GNU Go needs --chinese-rules
---capture-all-dead to play under this scoring (shared/OPPONENTS.md); it only
-knows simple ko unless given --positional-superko, so without that flag a rare
-superko repetition loses it the game here.
+--capture-all-dead to play under this scoring (without the second flag it
+passes with dead stones on the board, which area scoring then counts as alive);
+it only knows simple ko unless given --positional-superko, so without that flag
+a rare superko repetition loses it the game here.
 
 Output: DIR/games/NNNN.sgf, one JSON line per game in DIR/results.jsonl (read
 by agz_jax.ratings), each engine process's stderr in DIR/logs/. Running the

@@ -10,6 +10,7 @@ import os
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 DATA = "data"
@@ -44,6 +45,9 @@ def make_mesh(num_devices: int = -1) -> Mesh:
   if num_devices != -1:
     if not 1 <= num_devices <= len(devices):
       raise ValueError(f"mesh: asked for {num_devices} devices, {len(devices)} available")
+    if jax.process_count() > 1 and num_devices != len(devices):
+      raise ValueError(f"mesh: a multi-host run uses every device (mesh.num_devices=-1), "
+                       f"got {num_devices} of {len(devices)}")
     devices = devices[:num_devices]
   return Mesh(np.asarray(devices), (DATA,))
 
@@ -71,3 +75,10 @@ def to_host(tree):
       x = x.addressable_data(0)
     return np.asarray(x)
   return jax.tree.map(fetch, tree)
+
+
+def any_process(flag: bool) -> bool:
+  """True on every process when `flag` is true on any one; all processes must call it together."""
+  if jax.process_count() == 1:
+    return flag
+  return bool(np.any(multihost_utils.process_allgather(np.bool_(flag))))

@@ -73,10 +73,11 @@ def read(source) -> GameRecord:
   if isinstance(source, (str, os.PathLike)) and os.path.exists(source):
     with open(source, "rb") as f:
       source = f.read()
-  if isinstance(source, str):
-    source = source.encode("utf-8")
+  encoding = None
+  if isinstance(source, str):  # already decoded text: whatever CA[] says, it is UTF-8 now
+    source, encoding = source.encode("utf-8"), "utf-8"
   try:
-    game = sgf.Sgf_game.from_bytes(source)
+    game = sgf.Sgf_game.from_bytes(source, override_encoding=encoding)
     size = game.get_size()
     board, plays = sgf_moves.get_setup_and_moves(game)
   except ValueError as e:
@@ -89,7 +90,10 @@ def read(source) -> GameRecord:
     (black_setup if colour == "b" else white_setup).append(_point(size, move))
 
   def prop(name):
-    return root.get(name) if root.has_property(name) else None
+    try:
+      return root.get(name) if root.has_property(name) else None
+    except ValueError:
+      raise ValueError(f"bad SGF: bad {name} property") from None
 
   try:
     komi = float(game.get_komi())

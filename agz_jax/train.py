@@ -284,9 +284,10 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
       if "eval_win_rate" in metrics:
         _log(f"  eval: win rate {metrics['eval_win_rate']:.2f} against the previous network, "
              f"Elo {metrics['elo']:+.0f}")
-      if it % config.checkpoint.every == 0 or it == total or preemption.requested:
+      stop = parallel.any_process(preemption.requested)  # every host stops at the same iteration
+      if it % config.checkpoint.every == 0 or it == total or stop:
         ckpt.save(it, state, config)
-      if preemption.requested:
+      if stop:
         _log(f"SIGTERM: checkpoint of iteration {it} saved, stopping")
         break
   finally:

@@ -1,0 +1,156 @@
+"""Training runs in a fresh process, for tests/test_parallel.py.
+
+The number of (fake CPU) devices is fixed by XLA_FLAGS when JAX starts, so each
+device layout needs its own process; the test sets XLA_FLAGS and runs:
+
+  python tests/parallel_worker.py trainer OUT.npz OVERRIDES_JSON
+      Trainer(config).iteration twice on a 1-device and on an all-device mesh.
+  python tests/parallel_worker.py launch OUT.npz [--sigterm_after=K] -- LAUNCH_FLAGS...
+      The real entry point (`agz_jax.launch`, multi-host flags included); the
+      state train_and_evaluate returns is saved as this process sees it. With
+      --sigterm_after=K the process sends itself SIGTERM after K iterations.
+
+OUT.npz holds flat arrays named `<snapshot>/<what>`: the parameter leaves
+(`params/<i>`, this process's replica), the self-play boards and replay buffer
+rows of the game slots this process holds (`slots` gives their indices), the
+metrics (trainer mode) and facts about the shardings.
+"""
+
+import json
+import os
+import signal
+import sys
+
+import numpy as np
+
+
+def _local_params(params) -> dict:
+  """This process's replica of each parameter leaf (replicated over the mesh)."""
+  import jax  # pylint: disable=import-outside-toplevel
+  leaves = jax.tree.leaves(params)
+  return {f"params/{i}": np.asarray(x.addressable_data(0)) for i, x in enumerate(leaves)}
+
+
+def _local_slots(x) -> tuple[np.ndarray, np.ndarray]:
+  """The game slots of `x` (split along its leading axis) that this process holds.
+
+  Returns:
+    (the rows held, in slot order; their global slot indices).
+  """
+  rows = {}
+  for shard in x.addressable_shards:
+    start = shard.index[0].start or 0
+    for i, row in enumerate(np.asarray(shard.data)):
+      rows.setdefault(start + i, row)  # a slot may sit on several devices
+  slots = np.asarray(sorted(rows))
+  return np.stack([rows[s] for s in slots]), slots
+
+
+def _local_games(state) -> dict:
+  """Self-play boards and the replay buffer's rows for the slots this process holds."""
+  buffer = state.buffer
+  out = {}
+  for name, x in [("boards", state.games.states.board), ("buffer_planes", buffer.planes),
+                  ("buffer_policy", buffer.policy), ("buffer_value_target", buffer.value_target),
+                  ("buffer_status", buffer.status)]:
+    out[name], out["slots"] = _local_slots(x)
+  return out
+
+
+def _layout(state) -> dict:
+  import jax  # pylint: disable=import-outside-toplevel
+  board, leaf = state.games.states.board, jax.tree.leaves(state.params)[0]
+  return {
+      "board_devices": np.int32(len(board.sharding.device_set)),
+      "board_replicated": np.bool_(board.sharding.is_fully_replicated),
+      "board_shard_rows": np.int32(board.addressable_shards[0].data.shape[0]),
+      "params_devices": np.int32(len(leaf.sharding.device_set)),
+      "params_replicated": np.bool_(leaf.sharding.is_fully_replicated),
+  }
+
+
+def _snapshot(prefix: str, state, metrics=None) -> dict:
+  out = {**_local_params(state.params), **_local_games(state), **_layout(state)}
+  if metrics is not None:
+    out.update({f"metrics/{k}": np.asarray(v) for k, v in metrics.items()})
+  return {f"{prefix}/{k}": v for k, v in out.items()}
+
+
+def run_trainer(out_path: str, overrides_json: str) -> None:
+  """Two iterations of Trainer on a 1-device mesh and on a mesh of every device."""
+  import jax  # pylint: disable=import-outside-toplevel
+  from agz_jax import parallel, train  # pylint: disable=import-outside-toplevel
+  from configs import default  # pylint: disable=import-outside-toplevel
+
+  config = default.get_config()
+  config.update_from_flattened_dict(json.loads(overrides_json))
+  out = {"device_count": np.int32(jax.device_count())}
+  for devices in (1, jax.device_count()):
+    config.mesh.num_devices = devices
+    trainer = train.Trainer(config)
+    state = trainer.init(config.seed)
+    out.update(_snapshot(f"d{devices}/it0", state))
+    for it in (1, 2):
+      state, metrics = trainer.iteration(state)
+      out.update(_snapshot(f"d{devices}/it{it}", state, parallel.to_host(metrics)))
+  np.savez(out_path, **out)
+
+
+def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) -> None:
+  """The real entry point, with its final state saved as this process holds it.
+
+  Args:
+    out_path: where the .npz goes.
+    launch_argv: flags of agz_jax.launch.
+    sigterm_after: if positive, this process sends itself SIGTERM once its
+      Trainer has run this many iterations (a preemption notice that reaches
+      one host only).
+  """
+  from agz_jax import launch, train  # pylint: disable=import-outside-toplevel
+
+  train_and_evaluate = train.train_and_evaluate
+
+  def train_and_save(config, workdir):
+    import jax  # pylint: disable=import-outside-toplevel
+    state = train_and_evaluate(config, workdir)
+    np.savez(out_path, process_index=np.int32(jax.process_index()),
+             process_count=np.int32(jax.process_count()),
+             device_count=np.int32(jax.device_count()),
+             local_device_count=np.int32(jax.local_device_count()),
+             iteration=np.asarray(state.iteration.addressable_data(0)),
+             **_snapshot("final", state))
+    return state
+
+  class TrainerThenSigterm(train.Trainer):
+
+    def __init__(self, config):
+      super().__init__(config)
+      iteration, done = self.iteration, []
+
+      def iteration_then_sigterm(state):
+        out = iteration(state)
+        done.append(True)
+        if len(done) == sigterm_after:
+          os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+      self.iteration = iteration_then_sigterm
+
+  train.train_and_evaluate = train_and_save
+  if sigterm_after > 0:
+    train.Trainer = TrainerThenSigterm
+  sys.argv = ["agz_jax.launch", *launch_argv]
+  launch.run()
+
+
+if __name__ == "__main__":
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # configs
+  mode, path, *rest = sys.argv[1:]
+  if mode == "trainer":
+    run_trainer(path, *rest)
+  elif mode == "launch":
+    split = rest.index("--")
+    options = dict(arg.lstrip("-").split("=", 1) for arg in rest[:split])
+    run_launch(path, rest[split + 1:], sigterm_after=int(options.get("sigterm_after", 0)))
+  else:
+    sys.exit(f"unknown mode {mode!r}")
