@@ -66,6 +66,7 @@ def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: floa
     compiled: this iteration included compilation (its speed is not typical).
   """
   hours, rest = divmod(int(eta), 3600)
+  eta_text = f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
   if "loss_policy" in m:
     losses = (f"loss p {m['loss_policy']:.3f} v {m['loss_value']:.3f} l2 {m['loss_l2']:.4f} "
               f"H {m['policy_entropy']:.2f}")
@@ -74,4 +75,4 @@ def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: floa
   speed = "compiling" if compiled else f"{m['positions_per_s']:,.0f} pos/s"
   return (f"it {iteration}/{total} | {speed} | games {int(m['games'])} "
           f"len {m['game_length']:.0f} B-win {m['black_win_rate']:.2f} | {losses} | "
-          f"{seconds:.1f}s/it ETA {hours}h{rest // 60:02d}m")
+          f"{seconds:.1f}s/it ETA {eta_text}")

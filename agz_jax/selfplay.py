@@ -42,6 +42,7 @@ class StepRecord:
     planes: [B, N, N, F] uint8, the input planes of the position searched.
     policy: [B, A] float32, the search policy (training target).
     to_play: [B] int8, colour to move in that position.
+    action: [B] int32, the move played (meaningless when the game resigned).
     root_value: [B] float32, searched value for the player to move (the Q
       value of the best move).
     ended: [B] bool, the game ended with this step's move (or resignation).
@@ -56,6 +57,7 @@ class StepRecord:
   planes: jax.Array
   policy: jax.Array
   to_play: jax.Array
+  action: jax.Array
   root_value: jax.Array
   ended: jax.Array
   result: jax.Array
@@ -135,6 +137,7 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
       planes=jax.vmap(lambda s: go.features(cfg, s))(states).astype(jnp.uint8),
       policy=weights,
       to_play=states.to_play,
+      action=action,
       root_value=value,
       ended=ended,
       result=result,

@@ -187,3 +187,61 @@ def result_string(cfg: go.GoConfig, state: go.GoState) -> str:
   if score == 0:
     return "0"
   return f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
+class SelfPlayWriter:
+  """Writes a sample of self-play games as SGF, each move commented with the
+  search's win rate for the player who made it.
+
+  Follows the first S game slots from the per-iteration trace of training;
+  every `every`-th game that ends in them goes to DIRECTORY/<iteration>_<n>.sgf.
+  Only process 0 writes. A slot's game in progress when training resumed from
+  a checkpoint is incomplete and skipped.
+  """
+
+  def __init__(self, directory: str, cfg: go.GoConfig, *, every: int, fresh: bool):
+    import jax  # pylint: disable=import-outside-toplevel
+    self.directory = directory
+    self.cfg = cfg
+    self.every = max(1, every)
+    self.active = jax.process_index() == 0
+    self.fresh = fresh
+    self.games = {}   # slot -> list of (colour, action, comment) or None while incomplete
+    self.finished = 0
+
+  def add(self, iteration: int, trace: dict) -> None:
+    """Takes one iteration's trace: dict of [T, S] arrays (see train.iteration)."""
+    if not self.active or trace["action"].shape[1] == 0:
+      return
+    steps, slots = trace["action"].shape
+    for s in range(slots):
+      if s not in self.games:
+        self.games[s] = [] if self.fresh else None
+      for t in range(steps):
+        colour = int(trace["to_play"][t, s])
+        if self.games[s] is not None and not trace["resigned"][t, s]:
+          value = float(trace["root_value"][t, s])
+          comment = f"win rate {'B' if colour == go.BLACK else 'W'} {50 * (value + 1):.1f}%"
+          self.games[s].append((colour, int(trace["action"][t, s]), comment))
+        if trace["ended"][t, s]:
+          if self.games[s] is not None:
+            self._finish(iteration, self.games[s], float(trace["result"][t, s]),
+                         bool(trace["resigned"][t, s]), colour)
+          self.games[s] = []
+
+  def _finish(self, iteration, moves, result, resigned, last_colour):
+    self.finished += 1
+    if self.finished % self.every:
+      return
+    if resigned:
+      text = "W+R" if last_colour == go.BLACK else "B+R"
+    else:
+      state = go.play(self.cfg, [a for _, a, _ in moves])
+      text = result_string(self.cfg, state)
+    record = GameRecord(size=self.cfg.size, komi=self.cfg.komi, moves=[m[:2] for m in moves],
+                        comments=[m[2] for m in moves], result=text,
+                        players={"black": "agz_jax self-play", "white": "agz_jax self-play"})
+    os.makedirs(self.directory, exist_ok=True)
+    path = os.path.join(self.directory, f"{iteration:06d}_{self.finished:05d}.sgf")
+    with open(path, "wb") as f:
+      f.write(write(record))

@@ -22,7 +22,7 @@ import numpy as np
 import optax
 from flax import struct
 
-from agz_jax import arena, checkpoint, go, parallel, replay
+from agz_jax import arena, checkpoint, go, parallel, replay, sgf
 from agz_jax.metrics import MetricWriter, check_finite, progress_line
 from agz_jax.nets import AlphaZeroNet
 from agz_jax.selfplay import Games, new_games, selfplay
@@ -126,8 +126,13 @@ def _augment(planes, policy, rng_key):
   return jax.vmap(go.transform_planes)(planes, k), jax.vmap(go.transform_policy)(policy, k)
 
 
-def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, dict]:
-  """One iteration: T self-play steps on B games, then K updates. Jit and donate `state`."""
+def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, dict, dict]:
+  """One iteration: T self-play steps on B games, then K updates. Jit and donate `state`.
+
+  Returns:
+    (state, metrics: dict of [] scalars, trace: dict of [T, S] arrays, the moves
+    of the first S = log.sgf_slots game slots for the SGF sample).
+  """
   cfg = game_config(config)
   sp, tr = config.selfplay, config.train
   apply_fn = lambda v, x: model.apply(v, x, train=False)
@@ -157,11 +162,14 @@ def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, 
   ready = replay.num_ready(buffer)
   carry = (state.params, state.batch_stats, state.opt_state)
   keys = jax.random.split(k_train, tr.updates_per_iteration)
-  train = lambda c: jax.lax.scan(update, c, keys)
-  skip = lambda c: (c, jax.tree.map(lambda _: jnp.zeros((tr.updates_per_iteration,)),
-                                     jax.eval_shape(lambda: train(c)[1])))
-  (params, batch_stats, opt_state), aux = jax.lax.cond(ready >= config.replay.min_ready, train, skip,
-                                                       carry)
+  # XLA on CPU runs convolution gradients ~25x slower inside a loop or a
+  # conditional than outside, so there the K updates are unrolled, and while the
+  # buffer fills they run anyway and their result is dropped (a select, not a
+  # lax.cond).
+  trained, aux = jax.lax.scan(update, carry, keys, unroll=jax.default_backend() == "cpu")
+  enough = ready >= config.replay.min_ready
+  params, batch_stats, opt_state = jax.tree.map(lambda new, old: jnp.where(enough, new, old),
+                                                trained, carry)
 
   ended = records.ended
   games_done = jnp.sum(ended)
@@ -179,7 +187,11 @@ def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, 
       trained=(ready >= config.replay.min_ready).astype(jnp.float32))
   new_state = state.replace(params=params, batch_stats=batch_stats, opt_state=opt_state,
                             games=games, buffer=buffer, iteration=state.iteration + 1)
-  return new_state, metrics
+  # The moves of the first few game slots, for the SGF sample of self-play games.
+  slots = config.log.sgf_slots
+  trace = {k: getattr(records, k)[:, :slots] for k in
+           ("action", "to_play", "root_value", "ended", "result", "resigned")}
+  return new_state, metrics, trace
 
 
 class Trainer:
@@ -190,6 +202,12 @@ class Trainer:
     self.cfg = game_config(config)
     self.model = make_model(config)
     self.optimizer = make_optimizer(config)
+    rows, needed = config.replay.rows_per_game, self.cfg.max_moves + config.selfplay.steps_per_iteration
+    if rows < needed:
+      raise ValueError(
+          f"replay.rows_per_game ({rows}) must be at least game.max_moves + "
+          f"selfplay.steps_per_iteration ({needed}): a game's early positions would be "
+          f"overwritten before its result is known, and training would see only endgames")
     self.mesh = parallel.make_mesh(config.mesh.num_devices)
     parallel.check_divisible(self.mesh, **{"selfplay.num_games": config.selfplay.num_games,
                                            "train.batch_size": config.train.batch_size})
@@ -201,7 +219,8 @@ class Trainer:
     self._init = jax.jit(init, out_shardings=self.shardings)
     self.iteration = jax.jit(
         functools.partial(iteration, config, self.model, self.optimizer),
-        in_shardings=(self.shardings,), out_shardings=(self.shardings, None), donate_argnums=0)
+        in_shardings=(self.shardings,),
+        out_shardings=(self.shardings, None, parallel.replicated(self.mesh)), donate_argnums=0)
     self.evaluate = jax.jit(
         functools.partial(arena.evaluate_and_rate, self.cfg, self.model, config),
         in_shardings=(self.shardings,), out_shardings=(self.shardings, None), donate_argnums=0)
@@ -255,6 +274,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
   else:
     _log(f"resumed from the checkpoint of iteration {start}")
   writer = MetricWriter(workdir)
+  sgf_writer = sgf.SelfPlayWriter(os.path.join(workdir, "sgf"), trainer.cfg,
+                                  every=config.log.sgf_every, fresh=start == 0)
   preemption = _Preemption()
   total = config.iterations
   positions = config.selfplay.num_games * config.selfplay.steps_per_iteration
@@ -265,7 +286,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
   try:
     for it in range(start + 1, total + 1):
       t0 = time.perf_counter()
-      state, metrics = trainer.iteration(state)
+      state, metrics, trace = trainer.iteration(state)
+      sgf_writer.add(it, parallel.to_host(trace))
       metrics = {k: float(v) for k, v in parallel.to_host(metrics).items()}
       if not metrics["trained"]:  # still filling the buffer: no losses to report
         metrics = {k: v for k, v in metrics.items() if not k.startswith(_TRAIN_ONLY)}

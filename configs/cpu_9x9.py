@@ -8,7 +8,7 @@ from configs import default
 
 def get_config():
   c = default.get_config()
-  c.iterations = 60
+  c.iterations = 100
   c.model.blocks = 2
   c.model.channels = 32
   c.model.value_hidden = 64
@@ -16,7 +16,7 @@ def get_config():
   c.search.max_num_considered_actions = 8
   c.selfplay.num_games = 64
   c.selfplay.steps_per_iteration = 16
-  c.replay.rows_per_game = 48
+  c.replay.rows_per_game = 192
   c.replay.min_ready = 512
   c.train.batch_size = 128
   c.train.updates_per_iteration = 8

@@ -43,7 +43,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.selfplay.no_resign_fraction = 0.1  # AGZ: 10% of games never resign
 
   c.replay = ml_collections.ConfigDict()
-  c.replay.rows_per_game = 64  # R; the buffer holds B * R recent positions
+  c.replay.rows_per_game = 192  # R >= max_moves + T: B * R recent positions
   c.replay.min_ready = 2048  # no updates before this many positions have results
 
   c.train = ml_collections.ConfigDict()
@@ -67,6 +67,10 @@ def get_config() -> ml_collections.ConfigDict:
   c.eval.temperature_moves = 4
   c.eval.gating = False  # AGZ: self-play by the best network, replaced above the threshold
   c.eval.gating_threshold = 0.55
+
+  c.log = ml_collections.ConfigDict()
+  c.log.sgf_slots = 4  # game slots whose self-play games are kept as SGF (0: none)
+  c.log.sgf_every = 5  # write every k-th finished game of those slots
 
   c.mesh = ml_collections.ConfigDict()
   c.mesh.num_devices = -1  # -1: every device of every host

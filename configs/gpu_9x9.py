@@ -15,7 +15,7 @@ def get_config():
   c.search.num_simulations = 64
   c.selfplay.num_games = 1024
   c.selfplay.steps_per_iteration = 32
-  c.replay.rows_per_game = 96  # ~98k positions
+  c.replay.rows_per_game = 224  # ~229k positions
   c.replay.min_ready = 16384
   c.train.batch_size = 1024
   c.train.updates_per_iteration = 24

@@ -1,6 +1,6 @@
 """19x19 on a Cloud TPU v4 pod slice: the AlphaGo Zero 20-block, 256-filter network.
 
-Pod-scale batches: 8192 games in flight and minibatches of 4096 over every chip
+Pod-scale batches: 4096 games in flight and minibatches of 4096 over every chip
 of every host (both must be multiples of the number of chips). AGZ's step
 schedule: learning rate 0.01, divided by 10 after 400k and 600k updates.
 
@@ -20,11 +20,11 @@ def get_config():
   c.model.dtype = "bfloat16"
   c.search.num_simulations = 128
   c.search.max_num_considered_actions = 16
-  c.selfplay.num_games = 8192
+  c.selfplay.num_games = 4096
   c.selfplay.steps_per_iteration = 32
   c.selfplay.temperature_moves = 30
   c.selfplay.resign_min_moves = 60
-  c.replay.rows_per_game = 128  # ~1M positions
+  c.replay.rows_per_game = 768  # ~3.1M positions, ~24 GB over the slice
   c.replay.min_ready = 262_144
   c.train.batch_size = 4096
   c.train.updates_per_iteration = 32

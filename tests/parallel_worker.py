@@ -91,7 +91,7 @@ def run_trainer(out_path: str, overrides_json: str) -> None:
     state = trainer.init(config.seed)
     out.update(_snapshot(f"d{devices}/it0", state))
     for it in (1, 2):
-      state, metrics = trainer.iteration(state)
+      state, metrics, _ = trainer.iteration(state)
       out.update(_snapshot(f"d{devices}/it{it}", state, parallel.to_host(metrics)))
   np.savez(out_path, **out)
 

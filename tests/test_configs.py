@@ -31,7 +31,8 @@ def test_config_builds_a_training_state(name):
   assert "python -m agz_jax.launch --config" in module.__doc__
   sp, tr = config.selfplay, config.train
   assert max(sp.num_games, tr.batch_size) % min(sp.num_games, tr.batch_size) == 0
-  assert sp.steps_per_iteration <= config.replay.rows_per_game
+  max_moves = config.game.max_moves or 2 * config.game.size ** 2
+  assert config.replay.rows_per_game >= max_moves + sp.steps_per_iteration
   assert config.replay.min_ready <= sp.num_games * config.replay.rows_per_game
   model, optimizer = train.make_model(config), train.make_optimizer(config)
   abstract = jax.eval_shape(functools.partial(train.init_state, config, model, optimizer),
@@ -67,3 +68,11 @@ def test_nan_loss_stops_training_with_a_clear_message():
     metrics.check_finite({"loss_policy": float("nan")}, 7)
   with pytest.raises(metrics.NonFiniteLossError, match="loss_value is inf"):
     metrics.check_finite({"loss_value": float("inf")}, 3)
+
+
+def test_a_buffer_too_short_for_whole_games_is_refused():
+  _, config = load("cpu_9x9")
+  config.unlock()
+  config.replay.rows_per_game = 48
+  with pytest.raises(ValueError, match=r"replay.rows_per_game \(48\) must be at least .* \(178\)"):
+    train.Trainer(config)

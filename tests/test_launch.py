@@ -14,13 +14,15 @@ import numpy as np
 import orbax.checkpoint as ocp
 import pytest
 
+from agz_jax import sgf
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TINY = [
     "--config.game.size=5", "--config.game.max_moves=12", "--config.model.blocks=1", "--config.model.channels=8",
     "--config.model.value_hidden=16", "--config.search.num_simulations=4",
     "--config.search.max_num_considered_actions=4", "--config.selfplay.num_games=8",
-    "--config.selfplay.steps_per_iteration=8", "--config.replay.rows_per_game=16",
+    "--config.selfplay.steps_per_iteration=8", "--config.replay.rows_per_game=24",
     "--config.replay.min_ready=8", "--config.train.batch_size=8",
     "--config.train.updates_per_iteration=2", "--config.eval.every=0",
 ]
@@ -58,7 +60,7 @@ def wait_for(predicate, timeout, proc):
 
 
 def test_trains_logs_and_checkpoints(tmp_path):
-  proc = run(tmp_path, 3, "--config.checkpoint.every=2")
+  proc = run(tmp_path, 3, "--config.checkpoint.every=2", "--config.log.sgf_every=1")
   lines = [l for l in proc.stdout.splitlines() if l.startswith("it ")]
   assert [l.split()[1] for l in lines] == ["1/3", "2/3", "3/3"]
   assert "compiling" in lines[0] and all("pos/s" in l and "ETA" in l for l in lines[1:])
@@ -68,6 +70,15 @@ def test_trains_logs_and_checkpoints(tmp_path):
   assert rows[-1]["loss_policy"] > 0 and rows[-1]["loss_value"] >= 0
   assert sorted(os.listdir(tmp_path / "checkpoints")) == ["2", "3"]
   assert any(f.startswith("events") for f in os.listdir(tmp_path / "tensorboard"))
+  # A sample of self-play games as SGF: complete games that replay, a win rate per move.
+  games = sorted(os.listdir(tmp_path / "sgf"))
+  assert games
+  for name in games:
+    record = sgf.read(str(tmp_path / "sgf" / name))
+    assert record.size == 5 and record.result and record.moves
+    assert all(c and c.startswith("win rate ") for c in record.comments)
+    states = sgf.replay(record)
+    assert record.result.endswith("+R") or bool(states[-1].terminated) or len(record.moves) == 12
 
 
 def test_kill_9_then_resume_matches_uninterrupted_run(tmp_path):
