@@ -26,8 +26,13 @@ def _masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
   return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 
 
-def evaluate(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState):
+def evaluate(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
+             min_pass_moves: int = 0):
   """Network prior (illegal actions masked) and value of a batch of positions.
+
+  Args:
+    min_pass_moves: before this many moves of a game, pass is only allowed
+      when nothing else is legal (a self-play heuristic, see run_search).
 
   Returns:
     (logits [B, A], value [B] for the player to move, legal [B, A] bool).
@@ -35,10 +40,13 @@ def evaluate(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState)
   planes = jax.vmap(lambda s: go.features(cfg, s))(states)
   logits, value = apply_fn(variables, planes)
   legal = jax.vmap(lambda s: go.legal_actions(cfg, s))(states)
+  if min_pass_moves:
+    early = (states.move_count < min_pass_moves) & jnp.any(legal[:, :-1], axis=-1)
+    legal = legal.at[:, -1].set(legal[:, -1] & ~early)
   return _masked_logits(logits, legal), value, legal
 
 
-def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn):
+def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn, min_pass_moves: int = 0):
   """The mctx recurrent function: play `action`, evaluate the new position."""
 
   def recurrent_fn(variables, rng_key, action, states):
@@ -46,7 +54,7 @@ def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn):
     mover = states.to_play.astype(jnp.float32)
     was_over = states.terminated
     states = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, action)
-    logits, value, _ = evaluate(cfg, apply_fn, variables, states)
+    logits, value, _ = evaluate(cfg, apply_fn, variables, states, min_pass_moves)
     ended_now = states.terminated & ~was_over
     result = jax.vmap(lambda s, e: go.result(cfg, score_only_where(s, e)))(states, ended_now)
     reward = jnp.where(ended_now, result * mover, 0.0)
@@ -77,7 +85,8 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
                rng_key: jax.Array, *, algorithm: str = "gumbel", num_simulations: int = 32,
                max_num_considered_actions: int = 16, gumbel_scale: float = 1.0,
                dirichlet_alpha: float | None = None, dirichlet_fraction: float = 0.25,
-               pb_c_init: float = 1.25, pb_c_base: float = 19652.0) -> mctx.PolicyOutput:
+               pb_c_init: float = 1.25, pb_c_base: float = 19652.0,
+               min_pass_moves: int = 0) -> mctx.PolicyOutput:
   """Searches from a batch of positions. Consumes `rng_key`.
 
   Args:
@@ -96,14 +105,19 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
     dirichlet_fraction: PUCT: weight of the noise in the root prior.
     pb_c_init: PUCT exploration constant.
     pb_c_base: PUCT exploration base.
+    min_pass_moves: before this many moves of a game, pass is allowed (at the
+      root and inside the tree) only when no other move is legal. Self-play
+      uses it against a collapse seen from scratch: with komi, a side that
+      passes early and is answered by a pass wins, so both learn to pass and
+      stop learning the game. 0 (players, matches) keeps the rules as they are.
 
   Returns:
     mctx.PolicyOutput: `action` [B], `action_weights` [B, A] (the policy
     target), `search_tree` (root value, visit counts).
   """
-  logits, value, legal = evaluate(cfg, apply_fn, variables, states)
+  logits, value, legal = evaluate(cfg, apply_fn, variables, states, min_pass_moves)
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-  recurrent_fn = make_recurrent_fn(cfg, apply_fn)
+  recurrent_fn = make_recurrent_fn(cfg, apply_fn, min_pass_moves)
   if algorithm == "gumbel":
     return mctx.gumbel_muzero_policy(
         variables, rng_key, root, recurrent_fn, num_simulations,

@@ -89,6 +89,10 @@ def search_kwargs(search: ml_collections.ConfigDict) -> dict:
               pb_c_base=search.pb_c_base)
 
 
+def selfplay_search_kwargs(config: ml_collections.ConfigDict) -> dict:
+  return dict(search_kwargs(config.search), min_pass_moves=config.selfplay.min_pass_moves)
+
+
 def init_state(config, model, optimizer, rng_key) -> TrainState:
   """A fresh training state (jit it with out_shardings to build it sharded)."""
   cfg = game_config(config)
@@ -143,7 +147,7 @@ def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, 
     variables = state.reference  # AGZ: self-play by the best network so far
   games, records = selfplay(
       cfg, apply_fn, variables, state.games, k_play, sp.steps_per_iteration,
-      search=search_kwargs(config.search), temperature_moves=sp.temperature_moves,
+      search=selfplay_search_kwargs(config), temperature_moves=sp.temperature_moves,
       resign_threshold=sp.resign_threshold, resign_min_moves=sp.resign_min_moves,
       no_resign_fraction=sp.no_resign_fraction)
   buffer = replay.add(state.buffer, records)

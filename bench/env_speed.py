@@ -74,17 +74,19 @@ def pgx_loop(size: int, batch: int, steps: int):
 
   @jax.jit
   def run(state, key):
-    return jax.lax.fori_loop(0, steps, body, (state, key))[0]
+    return jax.lax.fori_loop(0, steps, body, (state, key))[0], None
   return run, init
 
 
 def _steps_per_second(run, init, batch, steps, repeats):
-  """Best of `repeats` timed runs; a first untimed run compiles and mixes game stages."""
-  state = jax.block_until_ready(run(init, jax.random.PRNGKey(1)))
+  """Best of `repeats` timed runs; a first untimed run compiles and mixes game stages.
+
+  `run(state, key)` returns (state, anything computed alongside)."""
+  state, _ = jax.block_until_ready(run(init, jax.random.PRNGKey(1)))
   best = np.inf
   for r in range(repeats):
     t = time.perf_counter()
-    state = jax.block_until_ready(run(state, jax.random.PRNGKey(2 + r)))
+    state, _ = jax.block_until_ready(run(state, jax.random.PRNGKey(2 + r)))
     best = min(best, time.perf_counter() - t)
   return batch * steps / best
 

@@ -41,6 +41,9 @@ def get_config() -> ml_collections.ConfigDict:
   c.selfplay.resign_threshold = -0.9  # resign below this searched value; -1 never resigns
   c.selfplay.resign_min_moves = 20
   c.selfplay.no_resign_fraction = 0.1  # AGZ: 10% of games never resign
+  # Before this many moves pass is searched only when nothing else is legal:
+  # from scratch, komi otherwise teaches both sides to pass at once.
+  c.selfplay.min_pass_moves = 40
 
   c.replay = ml_collections.ConfigDict()
   c.replay.rows_per_game = 192  # R >= max_moves + T: B * R recent positions

@@ -18,6 +18,7 @@ def get_config():
   c.selfplay.steps_per_iteration = 32
   c.selfplay.temperature_moves = 30  # AGZ: 30 moves
   c.selfplay.resign_min_moves = 60
+  c.selfplay.min_pass_moves = 150
   c.replay.rows_per_game = 768  # ~393k positions, ~3 GB
   c.replay.min_ready = 32768
   c.train.batch_size = 512

@@ -24,6 +24,7 @@ def get_config():
   c.selfplay.steps_per_iteration = 32
   c.selfplay.temperature_moves = 30
   c.selfplay.resign_min_moves = 60
+  c.selfplay.min_pass_moves = 150
   c.replay.rows_per_game = 768  # ~3.1M positions, ~24 GB over the slice
   c.replay.min_ready = 262_144
   c.train.batch_size = 4096
