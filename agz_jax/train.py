@@ -9,7 +9,6 @@ scalar metrics comes back to the host.
 """
 
 import functools
-import math
 import os
 import signal
 import time

@@ -30,6 +30,7 @@ def records(ids, to_play, ended, result):
       policy=jnp.asarray(np.concatenate([ids[:, :, None], np.zeros((t, b, A - 1))], -1),
                          jnp.float32),
       to_play=jnp.asarray(to_play, jnp.int8),
+      action=jnp.zeros((t, b), jnp.int32),
       root_value=jnp.zeros((t, b), jnp.float32),
       ended=jnp.asarray(ended, bool),
       result=jnp.asarray(result, jnp.float32),

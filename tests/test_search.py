@@ -16,6 +16,8 @@ import pytest
 from agz_jax import go, search
 from agz_jax.nets import AlphaZeroNet
 
+import helpers
+
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
 
 # One config for the whole module: a 5x5 board, komi 5.5 (no draws), short history, and a move
@@ -34,16 +36,8 @@ def _point(vertex):
   return (CFG.size - int(vertex[1:])) * CFG.size + COLUMNS.index(vertex[0])
 
 
-def fake_apply(variables, planes):
-  """A 'network' whose prior logits ([A]) and value ([]) are given by its variables."""
-  batch = planes.shape[0]
-  return (jnp.broadcast_to(variables["logits"], (batch, A)),
-          jnp.broadcast_to(variables["value"], (batch,)))
-
-
 def fake_variables(logits=None, value=0.0):
-  logits = np.zeros(A) if logits is None else logits
-  return {"logits": jnp.asarray(logits, jnp.float32), "value": jnp.float32(value)}
+  return helpers.fake_variables(A, logits, value)
 
 
 @functools.cache
@@ -114,7 +108,7 @@ def triple_ko_before_b1():
 
 @functools.cache
 def _recurrent():
-  return jax.jit(search.make_recurrent_fn(CFG, fake_apply))
+  return jax.jit(search.make_recurrent_fn(CFG, helpers.fake_apply))
 
 
 def recurrent(states, actions, variables):
@@ -212,7 +206,7 @@ def _search(algorithm, real_net):
     model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
     apply_fn = lambda v, x: model.apply(v, x, train=False)
   else:
-    apply_fn = fake_apply
+    apply_fn = helpers.fake_apply
 
   def run(variables, states, key, gumbel_scale, dirichlet_fraction, dirichlet_alpha):
     return search.run_search(CFG, apply_fn, variables, states, key, algorithm=algorithm,
@@ -275,7 +269,7 @@ def test_dirichlet_alpha_scales_with_the_board():
 
 def test_unknown_algorithm_is_refused():
   with pytest.raises(ValueError, match="gumbel"):
-    jax.eval_shape(lambda s, k: search.run_search(CFG, fake_apply, fake_variables(), s, k,
+    jax.eval_shape(lambda s, k: search.run_search(CFG, helpers.fake_apply, fake_variables(), s, k,
                                                   algorithm="alphabeta"),
                    stack([go.init(CFG)]), jax.random.PRNGKey(0))
 

@@ -15,6 +15,8 @@ import pytest
 
 from agz_jax import arena, go, selfplay
 
+import helpers
+
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
 
 CFG = go.GoConfig(size=5, komi=0.5, history=2, max_moves=8)
@@ -29,15 +31,8 @@ def _point(vertex):
   return (CFG.size - int(vertex[1:])) * CFG.size + COLUMNS.index(vertex[0])
 
 
-def fake_apply(variables, planes):
-  batch = planes.shape[0]
-  return (jnp.broadcast_to(variables["logits"], (batch, A)),
-          jnp.broadcast_to(variables["value"], (batch,)))
-
-
 def fake_variables(logits=None, value=0.0):
-  logits = np.zeros(A) if logits is None else logits
-  return {"logits": jnp.asarray(logits, jnp.float32), "value": jnp.float32(value)}
+  return helpers.fake_variables(A, logits, value)
 
 
 # Prefers the lowest-numbered legal point by a margin no search statistic can overturn, never
@@ -85,7 +80,7 @@ def _step():
   def run(variables, games, key, temperature_moves, resign_threshold, resign_min_moves,
           no_resign_fraction):
     return selfplay.selfplay_step(
-        CFG, fake_apply, variables, games, key, search=SEARCH,
+        CFG, helpers.fake_apply, variables, games, key, search=SEARCH,
         temperature_moves=temperature_moves, resign_threshold=resign_threshold,
         resign_min_moves=resign_min_moves, no_resign_fraction=no_resign_fraction)
   return jax.jit(run)
@@ -200,7 +195,7 @@ def test_selfplay_scans_steps_and_stacks_their_records():
   starts = [go.init(CFG), position(BLACK_ROOM), position(KO).replace(move_count=jnp.int32(6)),
             position(LONE_WHITE, go.WHITE)]
   run = jax.jit(lambda games, key: selfplay.selfplay(
-      CFG, fake_apply, LOWEST_FIRST, games, key, 3, search=SEARCH, temperature_moves=0,
+      CFG, helpers.fake_apply, LOWEST_FIRST, games, key, 3, search=SEARCH, temperature_moves=0,
       resign_threshold=-1.0, resign_min_moves=0, no_resign_fraction=0.0))
   games, rec = run(games_of(starts, [True] * BATCH), jax.random.PRNGKey(5))
   assert rec.policy.shape == (3, BATCH, A) and rec.planes.shape[:2] == (3, BATCH)
@@ -340,7 +335,7 @@ def _match():
   # Gumbel noise off: a network's search is then deterministic.
   search = dict(SEARCH, gumbel_scale=0.0)
   return jax.jit(lambda a, b, key, temperature_moves: arena.play_match(
-      CFG, fake_apply, a, b, key, num_games=MATCH_GAMES, search=search,
+      CFG, helpers.fake_apply, a, b, key, num_games=MATCH_GAMES, search=search,
       temperature_moves=temperature_moves))
 
 
@@ -372,5 +367,5 @@ def test_a_player_that_always_passes_loses_with_both_colours():
 
 def test_match_needs_an_even_number_of_games():
   with pytest.raises(ValueError, match="even"):
-    arena.play_match(CFG, fake_apply, fake_variables(), fake_variables(), jax.random.PRNGKey(0),
+    arena.play_match(CFG, helpers.fake_apply, fake_variables(), fake_variables(), jax.random.PRNGKey(0),
                      num_games=3, search=SEARCH, temperature_moves=0)

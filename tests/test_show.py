@@ -10,17 +10,14 @@ import struct
 import subprocess
 import sys
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import struct as flax_struct
 
-from agz_jax import checkpoint, show, train
+from agz_jax import show
+
+import helpers
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-from configs import cpu_9x9  # noqa: E402  pylint: disable=wrong-import-position
 
 ENV = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=REPO)
 EXPECTED_PNG = (round(show.FIGSIZE[0] * show.DPI), round(show.FIGSIZE[1] * show.DPI))
@@ -29,40 +26,7 @@ EXPECTED_PNG = (round(show.FIGSIZE[0] * show.DPI), round(show.FIGSIZE[1] * show.
 GAME = b"(;GM[1]FF[4]CA[UTF-8]SZ[9]KM[7.5];B[ee];W[cc];B[gc];W[cg];B[gg])"
 
 
-@flax_struct.dataclass
-class _Network:
-  params: dict
-  batch_stats: dict
-
-
-def make_checkpoint(workdir, size=9):
-  """Saves a small network with random weights as training would: WORKDIR/checkpoints/1.
-
-  The weights are drawn with numpy into the shapes of the real model (jax.eval_shape, nothing
-  compiled), so a checkpoint costs a fraction of a second instead of a training iteration.
-  """
-  config = cpu_9x9.get_config()
-  config.game.size = size
-  config.model.blocks, config.model.channels, config.model.value_hidden = 1, 8, 16
-  model = train.make_model(config)
-  cfg = train.game_config(config)
-  planes = jnp.zeros((1, cfg.size, cfg.size, 2 * cfg.history + 1), jnp.float32)
-  shapes = jax.eval_shape(lambda: model.init(jax.random.PRNGKey(0), planes, train=False))
-  rng = np.random.default_rng(0)
-
-  def fill(path, leaf):
-    name = jax.tree_util.keystr(path)
-    if name.endswith("['var']"):
-      return np.ones(leaf.shape, leaf.dtype)
-    if name.endswith("['mean']"):
-      return np.zeros(leaf.shape, leaf.dtype)
-    return rng.normal(0.0, 0.3, leaf.shape).astype(leaf.dtype)
-
-  variables = jax.tree_util.tree_map_with_path(fill, shapes)
-  saver = checkpoint.Checkpointer(str(workdir), keep=1)
-  saver.save(1, _Network(variables["params"], variables["batch_stats"]), config)
-  saver.close()
-  return str(workdir)
+make_checkpoint = helpers.make_checkpoint
 
 
 @pytest.fixture(scope="module")

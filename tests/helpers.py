@@ -1,0 +1,63 @@
+"""Shared test helpers: a tiny checkpoint without training, a fake network."""
+
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct as flax_struct
+
+from agz_jax import checkpoint, train
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from configs import cpu_9x9  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@flax_struct.dataclass
+class _Network:
+  params: dict
+  batch_stats: dict
+
+
+def make_checkpoint(workdir, size=9):
+  """Saves a small network with random weights as training would: WORKDIR/checkpoints/1.
+
+  The weights are drawn with numpy into the shapes of the real model (jax.eval_shape, nothing
+  compiled), so a checkpoint costs a fraction of a second instead of a training iteration.
+  """
+  config = cpu_9x9.get_config()
+  config.game.size = size
+  config.model.blocks, config.model.channels, config.model.value_hidden = 1, 8, 16
+  model = train.make_model(config)
+  cfg = train.game_config(config)
+  planes = jnp.zeros((1, cfg.size, cfg.size, 2 * cfg.history + 1), jnp.float32)
+  shapes = jax.eval_shape(lambda: model.init(jax.random.PRNGKey(0), planes, train=False))
+  rng = np.random.default_rng(0)
+
+  def fill(path, leaf):
+    name = jax.tree_util.keystr(path)
+    if name.endswith("['var']"):
+      return np.ones(leaf.shape, leaf.dtype)
+    if name.endswith("['mean']"):
+      return np.zeros(leaf.shape, leaf.dtype)
+    return rng.normal(0.0, 0.3, leaf.shape).astype(leaf.dtype)
+
+  variables = jax.tree_util.tree_map_with_path(fill, shapes)
+  saver = checkpoint.Checkpointer(str(workdir), keep=1)
+  saver.save(1, _Network(variables["params"], variables["batch_stats"]), config)
+  saver.close()
+  return str(workdir)
+
+
+def fake_apply(variables, planes):
+  """A 'network' whose prior logits ([A]) and value ([]) are given by its variables."""
+  batch = planes.shape[0]
+  actions = variables["logits"].shape[-1]
+  return (jnp.broadcast_to(variables["logits"], (batch, actions)),
+          jnp.broadcast_to(variables["value"], (batch,)))
+
+
+def fake_variables(num_actions, logits=None, value=0.0):
+  logits = np.zeros(num_actions) if logits is None else logits
+  return {"logits": jnp.asarray(logits, jnp.float32), "value": jnp.float32(value)}
