@@ -282,7 +282,7 @@ class Engine:
     return "\n" + "\n".join(lines)
 
   def cmd_final_score(self, args):
-    return sgf.result_string(self.cfg, self.state) if not int(self.state.forfeit) else "0"
+    return sgf.result_string(self.cfg, self.state)
 
   def cmd_time_settings(self, args):
     self._args(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
