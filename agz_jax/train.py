@@ -187,7 +187,7 @@ def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, 
       false_resign=jnp.sum(records.false_resign).astype(jnp.float32),
       root_value=jnp.mean(records.root_value),
       buffer_ready=ready.astype(jnp.float32),
-      trained=(ready >= config.replay.min_ready).astype(jnp.float32))
+      trained=enough.astype(jnp.float32))
   new_state = state.replace(params=params, batch_stats=batch_stats, opt_state=opt_state,
                             games=games, buffer=buffer, iteration=state.iteration + 1)
   # The moves of the first few game slots, for the SGF sample of self-play games.

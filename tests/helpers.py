@@ -61,3 +61,13 @@ def fake_apply(variables, planes):
 def fake_variables(num_actions, logits=None, value=0.0):
   logits = np.zeros(num_actions) if logits is None else logits
   return {"logits": jnp.asarray(logits, jnp.float32), "value": jnp.float32(value)}
+
+
+COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
+
+
+def point(size, vertex):
+  """GTP vertex ('C4', 'pass') -> action index, computed independently of go.gtp_to_action."""
+  if vertex == "pass":
+    return size * size
+  return (size - int(vertex[1:])) * size + COLUMNS.index(vertex[0])

@@ -18,7 +18,6 @@ from agz_jax.nets import AlphaZeroNet
 
 import helpers
 
-COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
 
 # One config for the whole module: a 5x5 board, komi 5.5 (no draws), short history, and a move
 # limit that the forced-win positions reach.
@@ -30,10 +29,7 @@ MIN = np.finfo(np.float32).min
 
 
 def _point(vertex):
-  """GTP vertex -> action index, computed independently of go.gtp_to_action."""
-  if vertex == "pass":
-    return PASS
-  return (CFG.size - int(vertex[1:])) * CFG.size + COLUMNS.index(vertex[0])
+  return helpers.point(CFG.size, vertex)
 
 
 def fake_variables(logits=None, value=0.0):

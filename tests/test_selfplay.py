@@ -17,7 +17,6 @@ from agz_jax import arena, go, selfplay
 
 import helpers
 
-COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
 
 CFG = go.GoConfig(size=5, komi=0.5, history=2, max_moves=8)
 A, PASS = CFG.num_actions, CFG.pass_action
@@ -26,9 +25,7 @@ SEARCH = dict(algorithm="gumbel", num_simulations=16, max_num_considered_actions
 
 
 def _point(vertex):
-  if vertex == "pass":
-    return PASS
-  return (CFG.size - int(vertex[1:])) * CFG.size + COLUMNS.index(vertex[0])
+  return helpers.point(CFG.size, vertex)
 
 
 def fake_variables(logits=None, value=0.0):
