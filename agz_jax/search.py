@@ -37,7 +37,7 @@ def evaluate(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
   Returns:
     (logits [B, A], value [B] for the player to move, legal [B, A] bool).
   """
-  planes = jax.vmap(lambda s: go.features(cfg, s))(states)
+  planes = go.features(cfg, states)
   logits, value = apply_fn(variables, planes)
   legal = jax.vmap(lambda s: go.legal_actions(cfg, s))(states)
   if min_pass_moves:

@@ -134,7 +134,7 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
   result = jnp.where(resign, -states.to_play.astype(jnp.float32), by_rules)
   checked = ended & (would_resign != 0)
   record = StepRecord(
-      planes=jax.vmap(lambda s: go.features(cfg, s))(states).astype(jnp.uint8),
+      planes=go.features(cfg, states).astype(jnp.uint8),
       policy=weights,
       to_play=states.to_play,
       action=action,

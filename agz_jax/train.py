@@ -57,7 +57,8 @@ class TrainState:
 
 def game_config(config: ml_collections.ConfigDict) -> go.GoConfig:
   g = config.game
-  return go.GoConfig(size=g.size, komi=g.komi, history=g.history, max_moves=g.max_moves)
+  return go.GoConfig(size=g.size, komi=g.komi, history=g.history, max_moves=g.max_moves,
+                     features=g.features)
 
 
 def make_model(config: ml_collections.ConfigDict) -> AlphaZeroNet:

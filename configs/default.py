@@ -17,6 +17,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.game.komi = 7.5
   c.game.history = 8  # positions per side in the input planes (AGZ: 8 -> 17 planes)
   c.game.max_moves = config_dict.placeholder(int)  # None: 2 * size * size
+  c.game.features = "agz17"  # input planes: "agz17", "alphago48" or "alphago49"
 
   c.model = ml_collections.ConfigDict()
   c.model.blocks = 6  # AGZ: 20 or 40

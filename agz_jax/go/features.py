@@ -1,21 +1,105 @@
-"""Input planes for the networks."""
+"""Input planes for the networks: AlphaGo Zero's stone history or AlphaGo's hand-made planes.
 
+`features(cfg, state)` computes the set named by `cfg.features`, so the rest of
+the code does not care which one a network was trained on:
+
+* "agz17": AlphaGo Zero (Silver et al. 2017): the stones of each side over the
+  last T positions and the colour to play; 17 planes for T = 8.
+* "alphago48": the 2016 AlphaGo policy network (Silver et al. 2016, Extended
+  Data Table 2), in the paper's order, X = player to move, O = opponent:
+
+  ====== ======================== ==============================================
+  planes name                     set on
+  ====== ======================== ==============================================
+  0-2    stone colour             X stones / O stones / empty points
+  3      ones                     every point
+  4-11   turns since              a stone placed 1, 2, ..., 7 moves ago (passes
+                                  count); 11: 8 or more, setup stones, or older
+                                  than the kept history
+  12-19  liberties                a stone whose chain has 1, ..., 7, 8+ liberties
+  20-27  capture size             a legal move capturing 0, ..., 6, 7+ O stones
+  28-35  self-atari size          a legal move after which its chain (1, ..., 7,
+                                  8+ stones) has one liberty
+  36-43  liberties after move     a legal move after which its chain (captures
+                                  done) has 1, ..., 7, 8+ liberties
+  44     ladder capture           a legal move that ataris an O chain of two
+                                  liberties which then cannot escape the ladder
+  45     ladder escape            a legal move extending an X chain in atari
+                                  that escapes (3+ liberties, or the ladder the
+                                  opponent then starts fails)
+  46     sensibleness             a legal move that does not fill an X eye
+  47     zeros                    nowhere
+  ====== ======================== ==============================================
+
+* "alphago49": those and a 49th plane, all ones when black is to play (the value
+  network's "player colour").
+
+"Legal" is `legal_actions` (no suicide, positional superko). An X eye is an
+empty point whose on-board neighbours are all X stones, with fewer than two
+"defects": O stones on its diagonals, plus one if the point is on the edge.
+Ladders are read by `agz_jax.go.ladders` (the rules are in its docstring). A
+candidate is a move and an adjacent target chain; a batch of B positions reads
+at most LADDER_SLOTS of each kind per position on average, in point order, and
+candidates beyond those read as no ladder.
+
+Where the feature-design source article differs: its simplified table lists 16
+planes of black/white history instead of turns since, liberties of 1-4 per
+colour instead of 1-8+ per stone, "atari" planes instead of capture and
+self-atari sizes, edge-distance planes that AlphaGo did not have, and no
+liberties-after-move or sensibleness planes. We follow the AlphaGo paper.
+"""
+
+import functools
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 
+from agz_jax.go import ladders
 from agz_jax.go.config import GoConfig
-from agz_jax.go.state import BLACK, GoState
+from agz_jax.go.rules import legal_actions, neighbour_table
+from agz_jax.go.state import BLACK, EMPTY, GoState
+
+# Ladder candidates read for a batch of B positions (see the module docstring):
+# LADDER_SLOTS per position on average (with a minimum for the whole batch), read
+# in stages (_read_in_stages).
+LADDER_SLOTS = {"capture": (12, 24), "escape": (4, 12)}   # (per position, minimum)
+# (fraction of the slots, rounds read by the end of the stage; None: to the end).
+LADDER_STAGES = ((1.0, 1), (0.4, 3), (0.12, 8), (0.04, None))
+LADDER_STAGE_MIN = 4
+
+_DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
 def features(cfg: GoConfig, state: GoState) -> jnp.ndarray:
-  """AlphaGo Zero input planes, from the point of view of the player to move.
+  """The input planes named by `cfg.features`, from the point of view of the player to move.
+
+  Args:
+    cfg: the game's configuration.
+    state: one game, or a batch of games with any leading axes. Pass the whole
+      batch rather than vmapping one game: ladders are read for the batch at
+      once, which costs far less than reading for every game separately.
+
+  Returns:
+    [..., N, N, F] float32, F = cfg.num_planes.
+  """
+  batch = state.board.shape[:-1]
+  size = int(np.prod(batch))
+  flat = jax.tree.map(lambda x: x.reshape((size,) + x.shape[len(batch):]), state)
+  if cfg.features == "agz17":
+    planes = jax.vmap(functools.partial(_agz, cfg))(flat)
+  else:
+    planes = _alphago(cfg, flat, colour_plane=cfg.features == "alphago49")
+  return planes.reshape(batch + planes.shape[1:])
+
+
+def _agz(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+  """AlphaGo Zero input planes.
 
   Planes 0 .. T-1 hold the player's stones at moves t, t-1, ..., t-T+1; planes
   T .. 2T-1 the opponent's stones at the same moves; plane 2T is all ones when
   black is to play and zeros when white is. Boards before the start of the game
   are empty. With T = 8 this is the paper's 17 planes.
-
-  Returns:
-    [N, N, 2T + 1] float32.
   """
   n = cfg.size
   boards = jnp.concatenate([state.board[None], state.previous_boards], axis=0)  # [T, P]
@@ -25,3 +109,209 @@ def features(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   colour = jnp.broadcast_to(me == BLACK, (1, n * n))
   planes = jnp.concatenate([own, opp, colour], axis=0).astype(jnp.float32)      # [2T+1, P]
   return planes.T.reshape(n, n, 2 * cfg.history + 1)
+
+
+@functools.cache
+def _point_bits(p: int) -> np.ndarray:
+  """[P, W] uint32: point q as a bitset of W = ceil(P / 32) words (bit q % 32 of word q // 32)."""
+  bits = np.zeros((p, -(-p // 32)), np.uint32)
+  for q in range(p):
+    bits[q, q // 32] = np.uint32(1) << np.uint32(q % 32)
+  return bits
+
+
+@functools.cache
+def _neighbour_bits(size: int) -> np.ndarray:
+  """[P, W] uint32: the orthogonal neighbours of each point as a bitset."""
+  p = size * size
+  bits = _point_bits(p)
+  table = neighbour_table(size)
+  out = np.zeros_like(bits)
+  for q in range(p):
+    for r in table[q]:
+      if r < p:
+        out[q] |= bits[r]
+  return out
+
+
+def _one_hot(value, mask, num: int) -> jnp.ndarray:
+  """[num, P] planes: plane v is set where mask and value == v (value clipped to num - 1)."""
+  v = jnp.clip(value, 0, num - 1)
+  return (v[None, :] == jnp.arange(num)[:, None]) & mask[None, :]
+
+
+def _turns_since(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+  """[P] int32: moves since the stone on each point was placed, 1 .. 7, 8 meaning 8 or more."""
+  ages = jnp.arange(1, 8)
+  changed = (state.previous_boards[:7] != state.board[None, :]) & (ages[:, None] <= state.move_count)
+  return jnp.where(jnp.any(changed, axis=0), jnp.argmax(changed, axis=0) + 1, 8)
+
+
+def _read_in_stages(cfg: GoConfig, readings: ladders.Reading) -> ladders.Reading:
+  """Reads a batch of ladders, handing the undecided ones to fewer slots at each stage.
+
+  A batched loop costs as much as its longest reading times its slots; most
+  readings end in a round or two, so each stage reads on only a fraction of the
+  slots (the undecided ones), for more rounds.
+  """
+  total = readings.status.shape[0]
+  status = readings.status
+  current, index = readings, jnp.arange(total)
+  for fraction, until in LADDER_STAGES:
+    until = ladders.max_rounds(cfg) if until is None else until
+    num = min(total, max(LADDER_STAGE_MIN, int(fraction * total)))
+    if num < current.status.shape[0] or fraction < 1.0:
+      size = current.status.shape[0]
+      pick = jnp.nonzero(current.status == ladders.UNDECIDED, size=num, fill_value=size)[0]
+      taken = pick < size
+      current = jax.tree.map(lambda x: x[jnp.minimum(pick, size - 1)], current)
+      current = current._replace(status=jnp.where(taken, current.status, ladders.ESCAPED))
+      index = jnp.where(taken, index[jnp.minimum(pick, size - 1)], total)
+    current = jax.vmap(functools.partial(ladders.advance, cfg), in_axes=(0, None))(current, until)
+    status = status.at[index].set(current.status, mode="drop")
+  return readings._replace(status=status)
+
+
+def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
+  """Ladder capture and escape planes of a batch of B positions.
+
+  The candidates of the whole batch share the reading slots. Every one is read
+  for a few rounds; the few still undecided are then read to the end. Each stage
+  is a batched loop whose cost is set by its longest reading, so the second stage
+  keeps long ladders from holding up every slot.
+
+  Args:
+    cfg: the game's configuration.
+    board: [B, P] int32. chain: [B, P] int32 chain names. me: [B] int32 player to move.
+    target: [B, P, 4] int32, the chain next to each move in each direction.
+    capture: [B, P, 4] bool, the move ataris that O chain of two liberties.
+    escape: [B, P, 4] bool, the move extends that X chain in atari.
+
+  Returns:
+    ([B, P] bool ladder capture, [B, P] bool ladder escape).
+  """
+  num_boards, p = board.shape
+
+  def candidate(flat, used, is_capture):
+    b, move, k = flat // (4 * p), flat // 4 % p, flat % 4
+    mover = me[b]
+    board2, names2, legal = ladders.play(cfg, board[b], chain[b], move, mover)
+    if is_capture:
+      chased = target[b, move, k]
+      libs = ladders.liberties(cfg, board2, names2, chased[None])[0]
+      status = jnp.where(used & legal & (libs == 1), ladders.UNDECIDED, ladders.ESCAPED)
+      return ladders.start(board2, names2, chased, -mover, True, status)
+    libs = ladders.liberties(cfg, board2, names2, move[None])[0]
+    status = jnp.where(~used | ~legal | (libs <= 1), ladders.CAPTURED,
+                       jnp.where(libs >= 3, ladders.ESCAPED, ladders.UNDECIDED))
+    return ladders.start(board2, names2, move, mover, False, status)
+
+  slots, readings = [], []
+  for name, mask in (("capture", capture), ("escape", escape)):
+    per_position, minimum = LADDER_SLOTS[name]
+    num = max(minimum, per_position * num_boards)
+    flat = jnp.nonzero(mask.reshape(-1), size=num, fill_value=mask.size)[0]
+    used = flat < mask.size
+    flat = jnp.minimum(flat, mask.size - 1)
+    slots.append((flat // (4 * p) * (p + 1) + flat // 4 % p, used))
+    readings.append(jax.vmap(functools.partial(candidate, is_capture=name == "capture"))(flat, used))
+  num_capture = readings[0].status.shape[0]
+  readings = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), *readings)
+  outcome = jax.vmap(ladders.outcome)(_read_in_stages(cfg, readings))
+
+  planes = []
+  for (where, used), works in ((slots[0], outcome[:num_capture] == ladders.CAPTURED),
+                               (slots[1], outcome[num_capture:] == ladders.ESCAPED)):
+    hits = jnp.where(used & works, where, num_boards * (p + 1))
+    plane = jnp.zeros(num_boards * (p + 1), bool).at[hits].set(True, mode="drop")
+    planes.append(plane.reshape(num_boards, p + 1)[:, :p])
+  return planes[0], planes[1]
+
+
+def _alphago(cfg: GoConfig, states: GoState, colour_plane: bool) -> jnp.ndarray:
+  """AlphaGo's 48 (or 49) planes of a batch of B games; see the module docstring."""
+  planes, board, chain, me, target, capture, escape = jax.vmap(
+      functools.partial(_alphago_without_ladders, cfg, colour_plane=colour_plane))(states)
+  ladder_capture, ladder_escape = _ladder_planes(cfg, board, chain, me, target, capture, escape)
+  n = cfg.size
+  ladder = jnp.stack([ladder_capture, ladder_escape], axis=-1).reshape(-1, n, n, 2)
+  return planes.at[..., 44:46].set(ladder.astype(jnp.float32))
+
+
+def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
+  """One game's planes with the ladder planes left empty, and its ladder candidates."""
+  n, p = cfg.size, cfg.num_points
+  me = state.to_play.astype(jnp.int32)
+  board = state.board.astype(jnp.int32)
+  chain = state.chain.astype(jnp.int32)
+  legal = legal_actions(cfg, state)[:p]
+  empty = board == EMPTY
+  stone = ~empty
+
+  nbrs = jnp.asarray(neighbour_table(cfg.size))                                # [P, 4]
+  nbr_colour = jnp.append(board, 2)[nbrs]                                      # [P, 4], 2 off board
+  nbr_chain = jnp.append(chain, p)[nbrs]                                       # [P, 4], P if no chain
+
+  # Point sets as bitsets (W words of 32 points): per chain name its liberties, the
+  # points next to it and its stones; sums over chains are unions because every
+  # (point, chain) pair is counted once.
+  repeated = jnp.zeros_like(nbr_chain, bool)
+  for k in range(1, 4):
+    for j in range(k):
+      repeated = repeated.at[:, k].set(repeated[:, k] | (nbr_chain[:, k] == nbr_chain[:, j]))
+  distinct = ~repeated & (nbr_chain < p)                                       # [P, 4]
+  bits = jnp.asarray(_point_bits(p))                                           # [P, W]
+
+  def union_per_chain(include, names):
+    """Per chain name, the union of the points q with include[q, k] and names[q, k] == name."""
+    data = jnp.where(include[..., None], bits[:, None, :], 0)                  # [P, K, W]
+    return jax.ops.segment_sum(data.reshape(-1, bits.shape[1]), names.reshape(-1),
+                               num_segments=p + 1)                             # [P+1, W]
+
+  liberty_bits = union_per_chain(empty[:, None] & distinct, nbr_chain)
+  near_bits = union_per_chain(distinct & (nbr_chain != chain[:, None]), nbr_chain)
+  stone_bits = union_per_chain(stone[:, None], chain[:, None])
+  libs = jnp.sum(jax.lax.population_count(liberty_bits), axis=1)               # [P+1]
+  chain_size = jax.ops.segment_sum(stone.astype(jnp.int32), chain, num_segments=p + 1)
+  nbr_libs = libs[nbr_chain]                                                   # [P, 4]
+
+  # The chain each move would make and what it would capture, for every move at once.
+  own = distinct & (nbr_colour == me)
+  taken = distinct & (nbr_colour == -me) & (nbr_libs == 1)
+
+  def union_over_neighbours(table, which):
+    rows = [table[jnp.where(which[:, k], nbr_chain[:, k], p)] for k in range(4)]
+    return rows[0] | rows[1] | rows[2] | rows[3]                               # [P, W]
+
+  empty_bits = jnp.sum(jnp.where(empty[:, None], bits, 0), axis=0)            # [W]
+  reach = jnp.asarray(_neighbour_bits(cfg.size)) | union_over_neighbours(near_bits, own)
+  free = empty_bits[None, :] | union_over_neighbours(stone_bits, taken)
+  libs_after = jnp.sum(jax.lax.population_count(reach & free & ~bits), axis=1)  # [P]
+  size_after = 1 + jnp.sum(jnp.where(own, chain_size[nbr_chain], 0), axis=1)
+  num_captured = jnp.sum(jnp.where(taken, chain_size[nbr_chain], 0), axis=1)
+
+  # Ladder candidates, each (move, direction) naming its target chain once.
+  capture = legal[:, None] & distinct & (nbr_colour == -me) & (nbr_libs == 2)
+  escape = legal[:, None] & distinct & (nbr_colour == me) & (nbr_libs == 1)
+
+  diag_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size, _DIAGONALS))]  # [P, 4]
+  defects = jnp.sum(diag_colour == -me, axis=1) + jnp.any(diag_colour == 2, axis=1)
+  own_eye = empty & jnp.all((nbr_colour == me) | (nbr_colour == 2), axis=1) & (defects < 2)
+
+  ones = jnp.ones((1, p), bool)
+  planes = [
+      (board == me)[None], (board == -me)[None], empty[None],
+      ones,
+      _one_hot(_turns_since(cfg, state) - 1, stone, 8),
+      _one_hot(libs[chain] - 1, stone, 8),
+      _one_hot(num_captured, legal, 8),
+      _one_hot(size_after - 1, legal & (libs_after == 1), 8),
+      _one_hot(libs_after - 1, legal, 8),
+      jnp.zeros((2, p), bool),                                                 # ladders, filled later
+      (legal & ~own_eye)[None],
+      ~ones,
+  ]
+  if colour_plane:
+    planes.append(jnp.broadcast_to(me == BLACK, (1, p)))
+  planes = jnp.concatenate(planes, axis=0).astype(jnp.float32)                 # [F, P]
+  return planes.T.reshape(n, n, planes.shape[0]), board, chain, me, nbr_chain, capture, escape

@@ -50,13 +50,13 @@ def _neighbours(x: jnp.ndarray, fill) -> list[jnp.ndarray]:
 
 
 @functools.cache
-def _neighbour_table(size: int) -> np.ndarray:
-  """[P, 4] int32: the neighbours of each point, P where off the board."""
+def neighbour_table(size: int, offsets: tuple[tuple[int, int], ...] = _DIRECTIONS) -> np.ndarray:
+  """[P, K] int32: the K neighbours of each point at the (row, column) offsets, P off the board."""
   p = size * size
-  table = np.full((p, 4), p, np.int32)
+  table = np.full((p, len(offsets)), p, np.int32)
   for r in range(size):
     for c in range(size):
-      for k, (dr, dc) in enumerate(_DIRECTIONS):
+      for k, (dr, dc) in enumerate(offsets):
         if 0 <= r + dr < size and 0 <= c + dc < size:
           table[r * size + c, k] = (r + dr) * size + c + dc
   return table
@@ -160,7 +160,7 @@ def _check_setup(cfg: GoConfig, black, white):
     raise ValueError(f"init: point {min(both)} is given both a black and a white setup stone")
   colour = {p: BLACK for p in black}
   colour.update({p: WHITE for p in white})
-  table = _neighbour_table(cfg.size)
+  table = neighbour_table(cfg.size)
   done = set()
   for start in colour:
     if start in done:
@@ -234,7 +234,7 @@ def _play(cfg: GoConfig, state: GoState, point) -> tuple[GoState, jnp.ndarray]:
   me = state.to_play.astype(jnp.int32)
   board = state.board
   chain = state.chain.astype(jnp.int32)
-  nbrs = jnp.asarray(_neighbour_table(cfg.size))[point]                # [4]
+  nbrs = jnp.asarray(neighbour_table(cfg.size))[point]                # [4]
   nbr_colour = jnp.append(board, 2)[nbrs].astype(jnp.int32)            # [4], 2 off board
   nbr_chain = jnp.append(chain, p)[nbrs]                               # [4]
   opp_chains = jnp.where(nbr_colour == -me, nbr_chain, -1)
@@ -320,7 +320,7 @@ def legal_actions(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   me = state.to_play.astype(jnp.int32)
   board = state.board.astype(jnp.int32)
   chain = state.chain.astype(jnp.int32)
-  nbrs = jnp.asarray(_neighbour_table(cfg.size))                              # [P, 4]
+  nbrs = jnp.asarray(neighbour_table(cfg.size))                              # [P, 4]
   # Gathers and scatters of one column each: XLA on CPU runs those far faster
   # than multi-column ones.
   empty_nbr = jnp.append(board, 2)[nbrs] == EMPTY                              # [P, 4]
