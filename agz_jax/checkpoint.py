@@ -12,6 +12,7 @@ damaged anyway is skipped with a warning and the one before it restored.
 
 import json
 import os
+import signal
 import warnings
 
 import orbax.checkpoint as ocp
@@ -60,6 +61,41 @@ class Checkpointer:
   def close(self) -> None:
     self.manager.wait_until_finished()
     self.manager.close()
+
+
+class Preemption:
+  """Turns SIGTERM into a flag the loop checks after each iteration."""
+
+  def __init__(self):
+    self.requested = False
+    try:
+      self._old = signal.signal(signal.SIGTERM, self._handler)
+    except ValueError:  # not the main thread
+      self._old = None
+
+  def _handler(self, signum, frame):
+    del signum, frame
+    self.requested = True
+
+  def restore(self):
+    if self._old is not None:
+      signal.signal(signal.SIGTERM, self._old)
+
+
+def save_if_due(ckpt: Checkpointer, preemption: Preemption, step: int, state, config, *,
+                due: bool, unit: str) -> bool:
+  """Saves when `due` or when any host got SIGTERM; returns True when the run must stop.
+
+  Every process must call it at the same steps (the SIGTERM check is collective).
+  """
+  from agz_jax import parallel  # pylint: disable=import-outside-toplevel
+  from agz_jax.metrics import log  # pylint: disable=import-outside-toplevel
+  stop = parallel.any_process(preemption.requested)  # every host stops at the same step
+  if due or stop:
+    ckpt.save(step, state, config)
+  if stop:
+    log(f"SIGTERM: checkpoint of {unit} {step} saved, stopping")
+  return stop
 
 
 def find_checkpoint(path: str) -> str:

@@ -107,7 +107,8 @@ class Engine:
 
   # -- game state ----------------------------------------------------------------------------
   def _new_game(self, black=(), white=(), to_play=go.BLACK):
-    self.cfg = go.GoConfig(size=self.size, komi=self.komi, max_moves=4 * self.size * self.size)
+    self.cfg = go.GoConfig(size=self.size, komi=self.komi, max_moves=4 * self.size * self.size,
+                           **self.player.planes)
     self.history = [go.init(self.cfg, black=black, white=white, to_play=to_play)]
     # (colour, action, inserted): `inserted` marks a pass we added because one
     # colour played twice in a row.

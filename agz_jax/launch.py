@@ -14,7 +14,7 @@ import importlib.util
 import os
 import sys
 
-from absl import app, flags
+from absl import app, flags, logging
 from ml_collections import config_flags
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "Training config file.", lock_config=True)
@@ -84,10 +84,19 @@ def _key_paths(config, prefix=""):
 
 def main(argv):
   del argv
+  if not flags.FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
+    logging.set_verbosity(logging.WARNING)
   # Imported here so that multi-host start-up happens before JAX touches devices.
-  from agz_jax import parallel, train  # pylint: disable=import-outside-toplevel
+  from agz_jax import parallel, supervised, train  # pylint: disable=import-outside-toplevel
+  config = _CONFIG.value
+  tasks = {"selfplay": train.train_and_evaluate, "sl_policy": supervised.train_and_evaluate}
+  if config.task not in tasks:
+    sys.exit(f"launch: config.task must be one of {', '.join(tasks)}, got {config.task!r}")
   parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
-  train.train_and_evaluate(_CONFIG.value, _WORKDIR.value)
+  try:
+    tasks[config.task](config, _WORKDIR.value)
+  except FileNotFoundError as e:  # missing data or checkpoint: say what to do, no traceback
+    sys.exit(f"launch: {e}")
 
 
 def run():

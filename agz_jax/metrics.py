@@ -54,6 +54,12 @@ class MetricWriter:
       self._jsonl.close()
 
 
+def format_eta(seconds: float) -> str:
+  """1h05m or 4m07s."""
+  hours, rest = divmod(int(seconds), 3600)
+  return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+
+
 def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: float, *,
                   min_ready: int, compiled: bool) -> str:
   """One readable line per iteration.
@@ -65,8 +71,7 @@ def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: floa
     min_ready: positions needed before training starts.
     compiled: this iteration included compilation (its speed is not typical).
   """
-  hours, rest = divmod(int(eta), 3600)
-  eta_text = f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+  eta_text = format_eta(eta)
   if "loss_policy" in m:
     losses = (f"loss p {m['loss_policy']:.3f} v {m['loss_value']:.3f} l2 {m['loss_l2']:.4f} "
               f"H {m['policy_entropy']:.2f}")
@@ -76,3 +81,9 @@ def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: floa
   return (f"it {iteration}/{total} | {speed} | games {int(m['games'])} "
           f"len {m['game_length']:.0f} B-win {m['black_win_rate']:.2f} | {losses} | "
           f"{seconds:.1f}s/it ETA {eta_text}")
+
+
+def log(text: str) -> None:
+  """Prints a progress line on process 0 only."""
+  if jax.process_index() == 0:
+    print(text, flush=True)

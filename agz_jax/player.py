@@ -39,6 +39,7 @@ class RandomPlayer:
 
   name = "random"
   sizes = None  # every size
+  planes = {"history": 8, "features": "agz17"}  # GoConfig fields of the positions it is given
 
   def __init__(self, seed: int = 0):
     self._key = jax.random.PRNGKey(seed)
@@ -54,6 +55,11 @@ class RandomPlayer:
 class NetworkPlayer:
   """A trained network: search with `simulations` per move, or its policy alone.
 
+  An AlphaGo Zero checkpoint (task "selfplay") can search or play its policy;
+  an SL policy checkpoint (task "sl_policy") has no value output and always
+  plays its policy (its value is reported as 0). Positions are encoded with
+  the checkpoint's own input planes (`planes`, for the caller's GoConfig).
+
   Args:
     path: a training workdir or checkpoint (see checkpoint.load_network).
     simulations: searches per move; 0 plays the network's most likely legal
@@ -64,17 +70,32 @@ class NetworkPlayer:
 
   def __init__(self, path: str, simulations: int = 64, algorithm: str | None = None, seed: int = 0):
     self.config, variables = checkpoint.load_network(path)
-    self.model = train.make_model(self.config)
+    # Runs saved before tasks existed were all self-play runs.
+    self.task = self.config.get("task", "selfplay")
+    game = self.config.game
+    self.planes = {"history": game.history, "features": game.get("features", "agz17")}
     self.variables = jax.tree.map(jnp.asarray, variables)
-    self.sizes = (self.config.game.size,)
+    self.sizes = (game.size,)
+    self._key = jax.random.PRNGKey(seed)
+    if self.task == "sl_policy":
+      from agz_jax import supervised  # pylint: disable=import-outside-toplevel
+      self.model = supervised.make_model(self.config)
+      self.variables = {"params": self.variables["params"]}
+      self.simulations, self.algorithm = 0, None
+      self.name = f"agz_jax-sl-{self.config.model.layers}x{self.config.model.filters}"
+      return
+    self.model = train.make_model(self.config)
     self.simulations = simulations
     self.algorithm = algorithm or self.config.search.algorithm
     self.name = f"agz_jax-{self.config.model.blocks}x{self.config.model.channels}"
-    self._key = jax.random.PRNGKey(seed)
+
+  @property
+  def has_value(self) -> bool:
+    return self.task != "sl_policy"
 
   def policy(self, cfg: go.GoConfig, state: go.GoState):
     """The network's prior over legal moves and its value: ([A] numpy, float)."""
-    prior, value = _policy(self.model, cfg, self.variables, _batch(state))
+    prior, value = _policy(self.model, self.has_value, cfg, self.variables, _batch(state))
     return np.asarray(prior[0]), float(value[0])
 
   def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
@@ -85,7 +106,7 @@ class NetworkPlayer:
       of {action, visits, value, prior, pv}, most visited first.
     """
     simulations = self.simulations if simulations is None else simulations
-    if simulations <= 0:
+    if simulations <= 0 or not self.has_value:
       prior, value = self.policy(cfg, state)
       order = np.argsort(-prior)
       cands = [{"action": int(a), "visits": 0, "value": value, "prior": float(prior[a]),
@@ -119,9 +140,11 @@ def _search(model, cfg, algorithm, simulations, variables, states, key):
               children_index=tree.children_index, children_visits=tree.children_visits)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def _policy(model, cfg, variables, states):
-  apply_fn = lambda v, x: model.apply(v, x, train=False)
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _policy(model, has_value, cfg, variables, states):
+  def apply_fn(v, x):
+    out = model.apply(v, x, train=False)
+    return out if has_value else (out, jnp.zeros(x.shape[0], jnp.float32))
   logits, value, _ = search.evaluate(cfg, apply_fn, variables, states)
   return jax.nn.softmax(logits, axis=-1), value
 

@@ -43,7 +43,7 @@ class ReplayBuffer:
 
 
 def empty(cfg: go.GoConfig, batch: int, rows: int) -> ReplayBuffer:
-  planes = 2 * cfg.history + 1
+  planes = cfg.num_planes
   return ReplayBuffer(
       planes=jnp.zeros((batch, rows, cfg.size, cfg.size, planes), jnp.uint8),
       policy=jnp.zeros((batch, rows, cfg.num_actions), jnp.float32),

@@ -256,13 +256,13 @@ def _first_line(e: Exception) -> str:
   return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
-def _position(args, record, number: int | None, history: int, komi: float, max_moves):
+def _position(args, record, number: int | None, planes: dict, komi: float, max_moves):
   """(cfg, state, last move, title) of the position the command line names."""
   if record is None:
     size = args.empty
-    cfg = go.GoConfig(size=size, komi=komi, history=history, max_moves=max_moves)
+    cfg = go.GoConfig(size=size, komi=komi, max_moves=max_moves, **planes)
     return cfg, go.init(cfg), None, f"Empty {size}x{size} board"
-  cfg = record.config(history=history)
+  cfg = record.config(**planes)
   try:
     state = sgf.replay(dataclasses.replace(record, moves=record.moves[:number]), cfg)[-1]
   except ValueError as e:
@@ -331,7 +331,7 @@ def main(argv=None):
     sys.exit(f"show: the network in {args.checkpoint!r} plays {game.size}x{game.size}, "
              f"not {size}x{size}")
 
-  cfg, state, last, title = _position(args, record, number, game.history, game.komi,
+  cfg, state, last, title = _position(args, record, number, player.planes, game.komi,
                                       game.max_moves)
   probabilities, value, subtitle, scale, value_name = _analyse(player, cfg, state, args.search)
   to_play = int(state.to_play)

@@ -10,7 +10,6 @@ scalar metrics comes back to the host.
 
 import functools
 import os
-import signal
 import time
 from typing import Any
 
@@ -22,7 +21,7 @@ import optax
 from flax import struct
 
 from agz_jax import arena, checkpoint, go, parallel, replay, sgf
-from agz_jax.metrics import MetricWriter, check_finite, progress_line
+from agz_jax.metrics import MetricWriter, check_finite, log, progress_line
 from agz_jax.nets import AlphaZeroNet
 from agz_jax.selfplay import Games, new_games, selfplay
 
@@ -61,12 +60,17 @@ def game_config(config: ml_collections.ConfigDict) -> go.GoConfig:
                      features=g.features)
 
 
-def make_model(config: ml_collections.ConfigDict) -> AlphaZeroNet:
+def compute_dtype(config: ml_collections.ConfigDict):
+  """The network's compute dtype named by model.dtype."""
   dtypes = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
   if config.model.dtype not in dtypes:
     raise ValueError(f"model.dtype must be one of {sorted(dtypes)}, got {config.model.dtype!r}")
+  return dtypes[config.model.dtype]
+
+
+def make_model(config: ml_collections.ConfigDict) -> AlphaZeroNet:
   return AlphaZeroNet(blocks=config.model.blocks, channels=config.model.channels,
-                      value_hidden=config.model.value_hidden, dtype=dtypes[config.model.dtype])
+                      value_hidden=config.model.value_hidden, dtype=compute_dtype(config))
 
 
 def make_optimizer(config: ml_collections.ConfigDict) -> optax.GradientTransformation:
@@ -97,7 +101,7 @@ def init_state(config, model, optimizer, rng_key) -> TrainState:
   """A fresh training state (jit it with out_shardings to build it sharded)."""
   cfg = game_config(config)
   k_net, k_games, k_state = jax.random.split(rng_key, 3)
-  planes = jnp.zeros((1, cfg.size, cfg.size, 2 * cfg.history + 1), jnp.float32)
+  planes = jnp.zeros((1, cfg.size, cfg.size, cfg.num_planes), jnp.float32)
   variables = model.init(k_net, planes, train=False)
   params, batch_stats = variables["params"], variables["batch_stats"]
   b = config.selfplay.num_games
@@ -243,25 +247,6 @@ def state_shardings(mesh, abstract: TrainState, num_games: int):
   return shardings.replace(games=leading(abstract.games), buffer=buffer)
 
 
-class _Preemption:
-  """Turns SIGTERM into a flag the loop checks after each iteration."""
-
-  def __init__(self):
-    self.requested = False
-    try:
-      self._old = signal.signal(signal.SIGTERM, self._handler)
-    except ValueError:  # not the main thread
-      self._old = None
-
-  def _handler(self, signum, frame):
-    del signum, frame
-    self.requested = True
-
-  def restore(self):
-    if self._old is not None:
-      signal.signal(signal.SIGTERM, self._old)
-
-
 def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> TrainState:
   """Trains from a config, resuming from the latest good checkpoint in `workdir`.
 
@@ -276,14 +261,14 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
     state = trainer.init(config.seed)
     start = 0
   else:
-    _log(f"resumed from the checkpoint of iteration {start}")
+    log(f"resumed from the checkpoint of iteration {start}")
   writer = MetricWriter(workdir)
   sgf_writer = sgf.SelfPlayWriter(os.path.join(workdir, "sgf"), trainer.cfg,
                                   every=config.log.sgf_every, fresh=start == 0)
-  preemption = _Preemption()
+  preemption = checkpoint.Preemption()
   total = config.iterations
   positions = config.selfplay.num_games * config.selfplay.steps_per_iteration
-  _log(f"training {config.model.blocks}x{config.model.channels} network on "
+  log(f"training {config.model.blocks}x{config.model.channels} network on "
        f"{trainer.cfg.size}x{trainer.cfg.size}, {trainer.mesh.devices.size} device(s), "
        f"iterations {start}..{total}")
   times = []
@@ -305,16 +290,13 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
         metrics.update({k: float(v) for k, v in parallel.to_host(match).items()})
       writer.write(it, metrics)
       recent = np.median(times[-5:]) if len(times) > 1 else seconds
-      _log(progress_line(it, total, metrics, seconds, recent * (total - it),
+      log(progress_line(it, total, metrics, seconds, recent * (total - it),
                          min_ready=config.replay.min_ready, compiled=it == start + 1))
       if "eval_win_rate" in metrics:
-        _log(f"  eval: win rate {metrics['eval_win_rate']:.2f} against the previous network, "
+        log(f"  eval: win rate {metrics['eval_win_rate']:.2f} against the previous network, "
              f"Elo {metrics['elo']:+.0f}")
-      stop = parallel.any_process(preemption.requested)  # every host stops at the same iteration
-      if it % config.checkpoint.every == 0 or it == total or stop:
-        ckpt.save(it, state, config)
-      if stop:
-        _log(f"SIGTERM: checkpoint of iteration {it} saved, stopping")
+      if checkpoint.save_if_due(ckpt, preemption, it, state, config, unit="iteration",
+                                due=it % config.checkpoint.every == 0 or it == total):
         break
   finally:
     ckpt.close()
@@ -325,7 +307,3 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
 
 _TRAIN_ONLY = ("loss_", "policy_entropy")
 
-
-def _log(text: str) -> None:
-  if jax.process_index() == 0:
-    print(text, flush=True)

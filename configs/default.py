@@ -9,6 +9,7 @@ from ml_collections import config_dict
 
 def get_config() -> ml_collections.ConfigDict:
   c = ml_collections.ConfigDict()
+  c.task = "selfplay"  # AlphaGo Zero self-play training (configs/sl_policy_*.py: "sl_policy")
   c.seed = 0
   c.iterations = 100  # each: T self-play steps on B games, then K updates
 

@@ -8,7 +8,7 @@ import sys
 import jax
 import pytest
 
-from agz_jax import metrics, train
+from agz_jax import metrics, supervised, train
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -21,11 +21,36 @@ def load(name):
   return module, module.get_config()
 
 
+SELFPLAY = [name for name in CONFIGS if load(name)[1].task == "selfplay"]
+SUPERVISED = [name for name in CONFIGS if load(name)[1].task == "sl_policy"]
+
+
 def test_the_expected_configs_exist():
-  assert {"default", "cpu_9x9", "gpu_9x9", "gpu_19x19", "tpu_v4"} <= set(CONFIGS)
+  assert {"default", "cpu_9x9", "gpu_9x9", "gpu_19x19", "tpu_v4"} <= set(SELFPLAY)
+  assert {"sl_policy_19x19", "sl_policy_cpu"} <= set(SUPERVISED)
+  assert set(SELFPLAY) | set(SUPERVISED) == set(CONFIGS)
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("name", SUPERVISED)
+def test_supervised_config_builds_a_training_state(name):
+  module, config = load(name)
+  assert "python -m agz_jax.launch --config" in module.__doc__
+  cfg = supervised.game_config(config)
+  model, optimizer = supervised.make_model(config), supervised.make_optimizer(config)
+  abstract = jax.eval_shape(functools.partial(supervised.init_state, cfg, model, optimizer),
+                            jax.random.PRNGKey(0))
+  assert abstract.params["conv_in"]["kernel"].shape == (5, 5, cfg.num_planes, config.model.filters)
+  assert abstract.params["point_bias"].shape == (cfg.num_points,)
+  assert cfg.max_moves >= 472  # the longest KGS 6d+ game that the import keeps
+
+
+def test_full_size_sl_policy_is_the_papers_network():
+  _, config = load("sl_policy_19x19")
+  assert (config.model.layers, config.model.filters, config.game.features) == (13, 192, "alphago48")
+  assert (config.train.optimizer, config.train.learning_rate) == ("sgd", 0.003)
+
+
+@pytest.mark.parametrize("name", SELFPLAY)
 def test_config_builds_a_training_state(name):
   module, config = load(name)
   assert "python -m agz_jax.launch --config" in module.__doc__
@@ -40,7 +65,7 @@ def test_config_builds_a_training_state(name):
   n = config.game.size
   assert abstract.games.states.board.shape == (sp.num_games, n * n)
   assert abstract.buffer.planes.shape == (sp.num_games, config.replay.rows_per_game, n, n,
-                                          2 * config.game.history + 1)
+                                          train.game_config(config).num_planes)
   logits = abstract.params["Dense_0"]["kernel"].shape[-1]
   assert logits == n * n + 1
 

@@ -596,6 +596,7 @@ class _FirstLegalPlayer:
 
   name = "first-legal"
   sizes = (9,)
+  planes = {"history": 8, "features": "agz17"}
 
   def analyse(self, cfg, state, simulations=None):
     action = int(np.argmax(np.asarray(_legal_actions(cfg, state))))

@@ -63,7 +63,7 @@ from agz_jax.go.state import BLACK, EMPTY, GoState
 # Ladder candidates read for a batch of B positions (see the module docstring):
 # LADDER_SLOTS per position on average (with a minimum for the whole batch), read
 # in stages (_read_in_stages).
-LADDER_SLOTS = {"capture": (12, 24), "escape": (4, 12)}   # (per position, minimum)
+LADDER_SLOTS = {"capture": (12, 32), "escape": (4, 12)}   # (per position, minimum)
 # (fraction of the slots, rounds read by the end of the stage; None: to the end).
 LADDER_STAGES = ((1.0, 1), (0.4, 3), (0.12, 8), (0.04, None))
 LADDER_STAGE_MIN = 4

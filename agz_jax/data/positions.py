@@ -1,0 +1,150 @@
+"""Training positions from human games, produced on the device.
+
+The games of a GameArchive go to the device once, as a GameTable of padded move
+sequences. Each minibatch then picks games (in proportion to their length, so
+that every position of the data is equally likely), replays them through the JAX
+rules (vmapped over games, one `lax.scan` over moves), takes random positions of
+each, computes their input planes (`go.features`) and applies a random one of the
+8 board symmetries to planes and target alike. Nothing but the PRNG key crosses
+from the host per minibatch.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from agz_jax import go
+from agz_jax.data.games import GameArchive
+
+
+@struct.dataclass
+class GameTable:
+  """Games on the device, ready to be replayed.
+
+  Letters: G games, L the longest game's moves, S the most setup stones of one
+  colour in a game, P points.
+
+  Attributes:
+    moves: [G, L] int16 actions, padded with passes.
+    length: [G] int32, moves of each game.
+    setup_black: [G, S] int16 black setup stones, padded with P (ignored by go.init).
+    setup_white: [G, S] int16 white setup stones, padded with P.
+    first_player: [G] int8, the colour of the first move.
+    winner: [G] int8, 1 black won, -1 white won, 0 unknown.
+  """
+
+  moves: jnp.ndarray
+  length: jnp.ndarray
+  setup_black: jnp.ndarray
+  setup_white: jnp.ndarray
+  first_player: jnp.ndarray
+  winner: jnp.ndarray
+
+  @property
+  def num_games(self) -> int:
+    return self.moves.shape[0]
+
+
+@struct.dataclass
+class Batch:
+  """Positions with their targets; B positions.
+
+  Attributes:
+    planes: [B, N, N, F] float32 input planes of the player to move.
+    action: [B] int32, the move played there (P for pass), in the planes' frame.
+    value_target: [B] float32, the game's winner from the mover's side (+1 won,
+      -1 lost, 0 unknown result).
+    game: [B] int32, the row of the GameTable the position comes from.
+    move_number: [B] int32, moves played before the position.
+  """
+
+  planes: jnp.ndarray
+  action: jnp.ndarray
+  value_target: jnp.ndarray
+  game: jnp.ndarray
+  move_number: jnp.ndarray
+
+
+def _padded(values: np.ndarray, offsets: np.ndarray, idx: np.ndarray, width: int, fill: int):
+  out = np.full((len(idx), width), fill, np.int16)
+  for row, i in enumerate(idx):
+    part = values[offsets[i]:offsets[i + 1]]
+    out[row, :len(part)] = part
+  return out
+
+
+def make_table(archive: GameArchive, idx) -> GameTable:
+  """The games `idx` of an archive as a GameTable (numpy; put it on the device with jnp.asarray)."""
+  idx = np.asarray(idx, np.int64)
+  if len(idx) == 0:
+    raise ValueError("make_table: no games selected (check the archive and the date split)")
+  p = int(archive.size) ** 2
+  lengths = np.diff(archive.offsets)[idx].astype(np.int32)
+  setup_width = max(1, int(max(np.diff(archive.setup_black_offsets)[idx].max(),
+                               np.diff(archive.setup_white_offsets)[idx].max())))
+  return GameTable(
+      moves=_padded(archive.moves, archive.offsets, idx, int(lengths.max()), p),
+      length=lengths,
+      setup_black=_padded(archive.setup_black, archive.setup_black_offsets, idx, setup_width, p),
+      setup_white=_padded(archive.setup_white, archive.setup_white_offsets, idx, setup_width, p),
+      first_player=archive.first_player[idx].astype(np.int8),
+      winner=archive.winner[idx].astype(np.int8),
+  )
+
+
+def replay_positions(cfg: go.GoConfig, table: GameTable, games: jnp.ndarray,
+                     move_numbers: jnp.ndarray) -> go.GoState:
+  """The positions before move `move_numbers[g, s]` of game `games[g]`.
+
+  Args:
+    cfg: the game's configuration (its max_moves must cover the longest game).
+    table: the games.
+    games: [G'] int32 rows of the table.
+    move_numbers: [G', S'] int32, each in [0, length of its game).
+
+  Returns:
+    A GoState batch of shape [G' * S'].
+  """
+  moves = table.moves[games].astype(jnp.int32)                                # [G', L]
+  start = jax.vmap(lambda b, w, c: go.init(cfg, b, w, c))(
+      table.setup_black[games].astype(jnp.int32), table.setup_white[games].astype(jnp.int32),
+      table.first_player[games])
+  step = jax.vmap(lambda s, a: go.step(cfg, s, a))
+
+  def play(states, actions):
+    return step(states, actions), states
+
+  _, history = jax.lax.scan(play, start, moves.T)                             # [L, G', ...]
+  rows = jnp.arange(games.shape[0])[:, None]
+  picked = jax.tree.map(lambda x: x[move_numbers, rows], history)             # [G', S', ...]
+  return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), picked)
+
+
+def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, num_games: int,
+           positions_per_game: int, augment: bool = True) -> Batch:
+  """A minibatch of num_games * positions_per_game random positions. Consumes rng_key.
+
+  Games are drawn with probability proportional to their length and positions
+  uniformly within each game, so every position of the table is equally likely;
+  with `augment` each position gets a random one of the 8 board symmetries.
+  """
+  k_game, k_move, k_sym = jax.random.split(rng_key, 3)
+  length = table.length.astype(jnp.float32)
+  games = jax.random.choice(k_game, table.num_games, (num_games,), p=length / jnp.sum(length))
+  u = jax.random.uniform(k_move, (num_games, positions_per_game))
+  move_numbers = jnp.minimum((u * table.length[games, None]).astype(jnp.int32),
+                             table.length[games, None] - 1)
+  states = replay_positions(cfg, table, games, move_numbers)
+  planes = go.features(cfg, states)
+  game = jnp.repeat(games, positions_per_game)
+  move_number = move_numbers.reshape(-1)
+  action = table.moves[game, move_number].astype(jnp.int32)
+  value_target = (table.winner[game] * states.to_play).astype(jnp.float32)
+  if augment:
+    k = jax.random.randint(k_sym, (planes.shape[0],), 0, go.NUM_SYMMETRIES)
+    planes = jax.vmap(go.transform_planes)(planes, k)
+    one_hot = jax.nn.one_hot(action, cfg.num_actions)
+    action = jnp.argmax(jax.vmap(go.transform_policy)(one_hot, k), axis=-1).astype(jnp.int32)
+  return Batch(planes=planes, action=action, value_target=value_target, game=game,
+               move_number=move_number)

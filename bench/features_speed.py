@@ -1,0 +1,91 @@
+"""Positions per second of the input planes: AlphaGo Zero's 17 against AlphaGo's 48.
+
+The cost of hand-made knowledge: the same positions, the same batch, both plane
+sets computed by `go.features` under jit in one run. Positions come from the
+imported human games (random moves of random games) when `--data` holds an
+import, else from random legal play. Also prints how many ladder candidates the
+positions hold, which is what the 48 planes' cost depends on.
+
+  python bench/features_speed.py                        # 19x19, batch 256, human positions
+  python bench/features_speed.py --data none --size 9   # random-play positions
+"""
+
+import argparse
+import functools
+import os
+import platform
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import data, go
+from agz_jax.data import positions
+
+
+def human_positions(cfg: go.GoConfig, directory: str, batch: int, seed: int) -> go.GoState:
+  archive = data.load(directory)
+  rng = np.random.default_rng(seed)
+  table = jax.tree.map(jnp.asarray, positions.make_table(archive, rng.choice(archive.num_games, batch)))
+  lengths = np.asarray(table.length)
+  moves = (rng.random(batch) * lengths).astype(np.int32)[:, None]
+  replay = jax.jit(functools.partial(positions.replay_positions, cfg))
+  return replay(table, jnp.arange(batch), jnp.asarray(moves))
+
+
+def random_positions(cfg: go.GoConfig, batch: int, moves: int, seed: int) -> go.GoState:
+  states = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
+  legal = jax.jit(jax.vmap(lambda s: go.legal_actions(cfg, s)))
+  step = jax.jit(jax.vmap(lambda s, a: go.step(cfg, s, a)))
+  key = jax.random.PRNGKey(seed)
+  for _ in range(moves):
+    key, k = jax.random.split(key)
+    mask = legal(states).at[:, -1].set(False)
+    states = step(states, jax.random.categorical(k, jnp.where(mask, 0.0, -1e9)))
+  return states
+
+
+def positions_per_second(cfg: go.GoConfig, states: go.GoState, repeats: int) -> float:
+  fn = jax.jit(functools.partial(go.features, cfg))
+  jax.block_until_ready(fn(states))
+  start = time.perf_counter()
+  for _ in range(repeats):
+    jax.block_until_ready(fn(states))
+  return repeats * states.board.shape[0] / (time.perf_counter() - start)
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--size", type=int, default=19)
+  parser.add_argument("--batch", type=int, default=256)
+  parser.add_argument("--repeats", type=int, default=5)
+  parser.add_argument("--data", default="data/kgs", help="an imported games folder, or 'none'")
+  parser.add_argument("--seed", type=int, default=0)
+  args = parser.parse_args()
+
+  base = go.GoConfig(size=args.size, max_moves=2 * args.size * args.size)
+  use_data = args.data != "none" and os.path.isfile(os.path.join(args.data, data.GAMES_FILE))
+  if use_data:
+    states = human_positions(base, args.data, args.batch, args.seed)
+    source = f"random positions of human games in {args.data}"
+  else:
+    states = random_positions(base, args.batch, args.size * args.size // 2, args.seed)
+    source = f"after {args.size * args.size // 2} random legal moves"
+  cfg48 = go.GoConfig(size=args.size, max_moves=base.max_moves, features="alphago48")
+  planes = jax.jit(functools.partial(go.features, cfg48))(states)
+  print(f"{jax.devices()[0].platform} ({platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores), {args.size}x{args.size}, batch {args.batch}, {source}")
+  print(f"  ladder captures {float(planes[..., 44].sum()) / args.batch:.2f}, ladder escapes "
+        f"{float(planes[..., 45].sum()) / args.batch:.2f} per position")
+  speeds = {}
+  for name in ("agz17", "alphago48", "alphago49"):
+    cfg = go.GoConfig(size=args.size, max_moves=base.max_moves, features=name)
+    speeds[name] = positions_per_second(cfg, states, args.repeats)
+    print(f"  {name:10s} {cfg.num_planes:3d} planes {speeds[name]:12,.0f} positions/s")
+  print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "
+        f"({speeds['agz17'] / speeds['alphago48']:.0f}x slower)")
+
+
+if __name__ == "__main__":
+  main()
