@@ -15,8 +15,8 @@ from configs import sl_policy_19x19
 
 def get_config():
   c = sl_policy_19x19.get_config()
-  c.steps = 3000
-  c.log_every = 25
+  c.steps = 7000
+  c.log_every = 100
   c.model.layers = 6
   c.model.filters = 48
   c.model.dtype = "float32"
@@ -24,8 +24,8 @@ def get_config():
   c.data.positions_per_game = 8
   c.train.optimizer = "sgd"
   c.train.learning_rate = 0.05  # plain SGD at 0.003 barely moves in a run this short
-  c.train.lr_halving_steps = 1000
-  c.eval.every = 250
+  c.train.lr_halving_steps = 2500
+  c.eval.every = 500
   c.eval.num_positions = 2048
-  c.checkpoint.every = 250
+  c.checkpoint.every = 500
   return c

@@ -38,9 +38,8 @@ the code does not care which one a network was trained on:
 empty point whose on-board neighbours are all X stones, with fewer than two
 "defects": O stones on its diagonals, plus one if the point is on the edge.
 Ladders are read by `agz_jax.go.ladders` (the rules are in its docstring). A
-candidate is a move and an adjacent target chain; a batch of B positions reads
-at most LADDER_SLOTS of each kind per position on average, in point order, and
-candidates beyond those read as no ladder.
+candidate is a move and an adjacent target chain; every candidate is read, the
+candidates of a whole batch sharing LADDER_SLOTS reading slots per position.
 
 Where the feature-design source article differs: its simplified table lists 16
 planes of black/white history instead of turns since, liberties of 1-4 per
@@ -60,11 +59,12 @@ from agz_jax.go.config import GoConfig
 from agz_jax.go.rules import legal_actions, neighbour_table
 from agz_jax.go.state import BLACK, EMPTY, GoState
 
-# Ladder candidates read for a batch of B positions (see the module docstring):
-# LADDER_SLOTS per position on average (with a minimum for the whole batch), read
-# in stages (_read_in_stages).
+# Reading slots for the ladder candidates of a batch of B positions: LADDER_SLOTS
+# per position (with a minimum for the whole batch); more candidates take more
+# passes over the slots. Each pass reads in stages (_read_in_stages).
 LADDER_SLOTS = {"capture": (12, 32), "escape": (4, 12)}   # (per position, minimum)
-# (fraction of the slots, rounds read by the end of the stage; None: to the end).
+# (fraction of the slots, rounds read by the end of the stage): the first stage reads
+# every candidate, the last repeats until all are decided (None: to the end).
 LADDER_STAGES = ((1.0, 1), (0.4, 3), (0.12, 8), (0.04, None))
 LADDER_STAGE_MIN = 4
 
@@ -148,37 +148,45 @@ def _turns_since(cfg: GoConfig, state: GoState) -> jnp.ndarray:
 
 
 def _read_in_stages(cfg: GoConfig, readings: ladders.Reading) -> ladders.Reading:
-  """Reads a batch of ladders, handing the undecided ones to fewer slots at each stage.
+  """Reads a batch of ladders to the end, on fewer slots at each stage.
 
   A batched loop costs as much as its longest reading times its slots; most
-  readings end in a round or two, so each stage reads on only a fraction of the
-  slots (the undecided ones), for more rounds.
+  readings end in a round or two, so after the first stage only the undecided
+  readings are read on, a limited number at a time, for more rounds. The last
+  stage repeats until every reading is decided, so the result never depends on
+  how many readings there were.
   """
   total = readings.status.shape[0]
-  status = readings.status
-  current, index = readings, jnp.arange(total)
-  for fraction, until in LADDER_STAGES:
-    until = ladders.max_rounds(cfg) if until is None else until
-    num = min(total, max(LADDER_STAGE_MIN, int(fraction * total)))
-    if num < current.status.shape[0] or fraction < 1.0:
-      size = current.status.shape[0]
-      pick = jnp.nonzero(current.status == ladders.UNDECIDED, size=num, fill_value=size)[0]
-      taken = pick < size
-      current = jax.tree.map(lambda x: x[jnp.minimum(pick, size - 1)], current)
-      current = current._replace(status=jnp.where(taken, current.status, ladders.ESCAPED))
-      index = jnp.where(taken, index[jnp.minimum(pick, size - 1)], total)
-    current = jax.vmap(functools.partial(ladders.advance, cfg), in_axes=(0, None))(current, until)
-    status = status.at[index].set(current.status, mode="drop")
-  return readings._replace(status=status)
+  advance = jax.vmap(functools.partial(ladders.advance, cfg), in_axes=(0, None))
+
+  def read_some(full: ladders.Reading, num: int, until: int) -> ladders.Reading:
+    """Reads up to `num` undecided readings on to round `until`."""
+    open_ = (full.status == ladders.UNDECIDED) & (full.rounds < until)
+    pick = jnp.nonzero(open_, size=num, fill_value=total)[0]
+    taken = pick < total
+    part = jax.tree.map(lambda x: x[jnp.minimum(pick, total - 1)], full)
+    part = advance(part._replace(status=jnp.where(taken, part.status, ladders.ESCAPED)), until)
+    index = jnp.where(taken, pick, total)
+    return jax.tree.map(lambda f, x: f.at[index].set(x, mode="drop"), full, part)
+
+  (_, first), *middle, (last_fraction, _) = LADDER_STAGES
+  readings = advance(readings, first)
+  for fraction, until in middle:
+    readings = read_some(readings, min(total, max(LADDER_STAGE_MIN, int(fraction * total))), until)
+  num = min(total, max(LADDER_STAGE_MIN, int(last_fraction * total)))
+  end = ladders.max_rounds(cfg)
+  return jax.lax.while_loop(
+      lambda r: jnp.any((r.status == ladders.UNDECIDED) & (r.rounds < end)),
+      lambda r: read_some(r, num, end), readings)
 
 
 def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
   """Ladder capture and escape planes of a batch of B positions.
 
-  The candidates of the whole batch share the reading slots. Every one is read
-  for a few rounds; the few still undecided are then read to the end. Each stage
-  is a batched loop whose cost is set by its longest reading, so the second stage
-  keeps long ladders from holding up every slot.
+  The candidates of the whole batch share LADDER_SLOTS reading slots; when a
+  batch has more candidates, the rest are read in further rounds of the same
+  slots, so every candidate is read and the planes of a position never depend
+  on the rest of the batch.
 
   Args:
     cfg: the game's configuration.
@@ -206,26 +214,42 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
                        jnp.where(libs >= 3, ladders.ESCAPED, ladders.UNDECIDED))
     return ladders.start(board2, names2, move, mover, False, status)
 
-  slots, readings = [], []
+  kinds = []
   for name, mask in (("capture", capture), ("escape", escape)):
     per_position, minimum = LADDER_SLOTS[name]
-    num = max(minimum, per_position * num_boards)
-    flat = jnp.nonzero(mask.reshape(-1), size=num, fill_value=mask.size)[0]
-    used = flat < mask.size
-    flat = jnp.minimum(flat, mask.size - 1)
-    slots.append((flat // (4 * p) * (p + 1) + flat // 4 % p, used))
-    readings.append(jax.vmap(functools.partial(candidate, is_capture=name == "capture"))(flat, used))
-  num_capture = readings[0].status.shape[0]
-  readings = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), *readings)
-  outcome = jax.vmap(ladders.outcome)(_read_in_stages(cfg, readings))
+    flat_mask = mask.reshape(-1)
+    kinds.append((name, flat_mask, jnp.cumsum(flat_mask) - 1, jnp.sum(flat_mask),
+                  max(minimum, per_position * num_boards)))
+  no_plane = jnp.zeros(num_boards * (p + 1), bool)
 
-  planes = []
-  for (where, used), works in ((slots[0], outcome[:num_capture] == ladders.CAPTURED),
-                               (slots[1], outcome[num_capture:] == ladders.ESCAPED)):
-    hits = jnp.where(used & works, where, num_boards * (p + 1))
-    plane = jnp.zeros(num_boards * (p + 1), bool).at[hits].set(True, mode="drop")
-    planes.append(plane.reshape(num_boards, p + 1)[:, :p])
-  return planes[0], planes[1]
+  def chunk(carry):
+    """Reads the i-th group of candidates of each kind."""
+    i, planes = carry
+    slots, readings = [], []
+    for name, flat_mask, rank, _, num in kinds:
+      mine = flat_mask & (rank >= i * num) & (rank < (i + 1) * num)
+      flat = jnp.nonzero(mine, size=num, fill_value=flat_mask.size)[0]
+      used = flat < flat_mask.size
+      flat = jnp.minimum(flat, flat_mask.size - 1)
+      slots.append((flat // (4 * p) * (p + 1) + flat // 4 % p, used))
+      readings.append(jax.vmap(functools.partial(candidate, is_capture=name == "capture"))(flat, used))
+    num_capture = readings[0].status.shape[0]
+    readings = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), *readings)
+    outcome = jax.vmap(ladders.outcome)(_read_in_stages(cfg, readings))
+    new = []
+    for plane, (where, used), works in (
+        (planes[0], slots[0], outcome[:num_capture] == ladders.CAPTURED),
+        (planes[1], slots[1], outcome[num_capture:] == ladders.ESCAPED)):
+      hits = jnp.where(used & works, where, num_boards * (p + 1))
+      new.append(plane.at[hits].set(True, mode="drop"))
+    return i + 1, tuple(new)
+
+  def more(carry):
+    i, _ = carry
+    return jnp.any(jnp.stack([i * num < count for _, _, _, count, num in kinds]))
+
+  _, planes = jax.lax.while_loop(more, chunk, (jnp.int32(0), (no_plane, no_plane)))
+  return tuple(plane.reshape(num_boards, p + 1)[:, :p] for plane in planes)
 
 
 def _alphago(cfg: GoConfig, states: GoState, colour_plane: bool) -> jnp.ndarray:
