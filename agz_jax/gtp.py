@@ -3,6 +3,8 @@
   python -m agz_jax.gtp --checkpoint workdir/cpu_9x9 [--simulations 64] [--seconds-per-move 2]
   python -m agz_jax.gtp --checkpoint workdir/cpu_9x9 --policy-only   # the network's best move, no search
   python -m agz_jax.gtp --random                                      # a random player (any size)
+  python -m agz_jax.gtp --checkpoint workdir/sl_policy_cpu --sample-moves 30 --seed 7
+      # an SL policy checkpoint always plays its policy; the first 30 moves drawn from it
 
 Commands: protocol_version, name, version, known_command, list_commands, quit,
 boardsize, clear_board, komi, play, genmove, undo, showboard, final_score,
@@ -441,13 +443,15 @@ def main(argv=None):
   parser.add_argument("--resign-threshold", type=float, default=0.05, help="win rate; 0 never resigns")
   parser.add_argument("--komi", type=float, default=7.5)
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--sample-moves", type=int, default=0,
+                      help="without search: draw the first N moves of a game from the policy")
   args = parser.parse_args(argv)
   if args.random:
     player = RandomPlayer(args.seed)
   else:
     try:
       player = NetworkPlayer(args.checkpoint, simulations=64 if args.simulations is None
-                             else args.simulations, seed=args.seed)
+                             else args.simulations, seed=args.seed, sample_moves=args.sample_moves)
     except FileNotFoundError as e:
       sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations

@@ -65,10 +65,15 @@ class NetworkPlayer:
     simulations: searches per move; 0 plays the network's most likely legal
       move without search.
     algorithm: 'gumbel' or 'puct' (default: the run's).
-    seed: PRNG seed of the search's noise.
+    seed: PRNG seed of the search's noise and of sampled moves.
+    sample_moves: without search, the first `sample_moves` moves of a game are
+      drawn from the policy instead of taking its most likely move, so that
+      matches between deterministic programs are not one game repeated.
   """
 
-  def __init__(self, path: str, simulations: int = 64, algorithm: str | None = None, seed: int = 0):
+  def __init__(self, path: str, simulations: int = 64, algorithm: str | None = None, seed: int = 0,
+               sample_moves: int = 0):
+    self.sample_moves = sample_moves
     self.config, variables = checkpoint.load_network(path)
     # Runs saved before tasks existed were all self-play runs.
     self.task = self.config.get("task", "selfplay")
@@ -111,7 +116,11 @@ class NetworkPlayer:
       order = np.argsort(-prior)
       cands = [{"action": int(a), "visits": 0, "value": value, "prior": float(prior[a]),
                 "pv": [int(a)]} for a in order[:10] if prior[a] > 0]
-      return {"action": int(order[0]), "value": value, "candidates": cands}
+      action = int(order[0])
+      if int(state.move_count) < self.sample_moves:
+        self._key, key = jax.random.split(self._key)
+        action = int(jax.random.choice(key, len(prior), p=jnp.asarray(prior / prior.sum())))
+      return {"action": action, "value": value, "candidates": cands}
     self._key, key = jax.random.split(self._key)
     out = jax.device_get(_search(self.model, cfg, self.algorithm, simulations, self.variables,
                                  _batch(state), key))

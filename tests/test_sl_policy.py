@@ -206,3 +206,11 @@ def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path):
     assert vertex.lower() not in played and vertex != "resign"
     played.append(vertex.lower())
   assert int(engine.state.move_count) == 4
+
+  def first_moves(**kwargs):
+    engine = gtp.Engine(NetworkPlayer(str(tmp_path), **kwargs), komi=7.5)
+    return [engine.handle(f"genmove {c}")[2].lower() for c in "bwbw"]
+
+  assert first_moves(seed=1) == first_moves(seed=2) == played   # the policy's best moves
+  sampled = [first_moves(seed=s, sample_moves=2) for s in (1, 2, 3)]
+  assert len({tuple(m[:2]) for m in sampled}) > 1               # drawn from the policy
