@@ -443,6 +443,11 @@ def main(argv=None):
   parser.add_argument("--resign-threshold", type=float, default=0.05, help="win rate; 0 never resigns")
   parser.add_argument("--komi", type=float, default=7.5)
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--algorithm", choices=("gumbel", "puct"), default=None,
+                      help="search algorithm (default: the training run's)")
+  parser.add_argument("--no-tree-reuse", action="store_true",
+                      help="PUCT search: start every search afresh instead of from the subtree "
+                           "of the position reached")
   parser.add_argument("--sample-moves", type=int, default=0,
                       help="without search: draw the first N moves of a game from the policy")
   args = parser.parse_args(argv)
@@ -451,7 +456,9 @@ def main(argv=None):
   else:
     try:
       player = NetworkPlayer(args.checkpoint, simulations=64 if args.simulations is None
-                             else args.simulations, seed=args.seed, sample_moves=args.sample_moves)
+                             else args.simulations, algorithm=args.algorithm, seed=args.seed,
+                             sample_moves=args.sample_moves,
+                             reuse_tree=not args.no_tree_reuse)
     except FileNotFoundError as e:
       sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations

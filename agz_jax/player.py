@@ -69,11 +69,16 @@ class NetworkPlayer:
     sample_moves: without search, the first `sample_moves` moves of a game are
       drawn from the policy instead of taking its most likely move, so that
       matches between deterministic programs are not one game repeated.
+    reuse_tree: with the PUCT search, start each search from the subtree of
+      the previous search that holds the current position (after our move and
+      the opponent's answer), keeping its visits (search.run_search's `reuse`).
   """
 
   def __init__(self, path: str, simulations: int = 64, algorithm: str | None = None, seed: int = 0,
-               sample_moves: int = 0):
+               sample_moves: int = 0, reuse_tree: bool = True):
     self.sample_moves = sample_moves
+    self.reuse_tree = reuse_tree
+    self._tree = None  # (mctx tree, GoConfig) of the last PUCT search
     self.config, variables = checkpoint.load_network(path)
     # Runs saved before tasks existed were all self-play runs.
     self.task = self.config.get("task", "selfplay")
@@ -122,8 +127,15 @@ class NetworkPlayer:
         action = int(jax.random.choice(key, len(prior), p=jnp.asarray(prior / prior.sum())))
       return {"action": action, "value": value, "candidates": cands}
     self._key, key = jax.random.split(self._key)
-    out = jax.device_get(_search(self.model, cfg, self.algorithm, simulations, self.variables,
-                                 _batch(state), key))
+    reuse = None
+    if self.reuse_tree and self.algorithm == "puct" and self._tree is not None:
+      tree, tree_cfg = self._tree
+      if tree_cfg == cfg and tree.node_visits.shape[1] <= 2 * simulations + 1:
+        reuse = tree
+    out, tree = _search(self.model, cfg, self.algorithm, simulations, self.variables,
+                        _batch(state), key, reuse)
+    self._tree = (tree, cfg) if self.algorithm == "puct" else None
+    out = jax.device_get(out)
     visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
     best = int(out["best"][0])
     rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
@@ -135,18 +147,18 @@ class NetworkPlayer:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _search(model, cfg, algorithm, simulations, variables, states, key):
+def _search(model, cfg, algorithm, simulations, variables, states, key, reuse=None):
   apply_fn = lambda v, x: model.apply(v, x, train=False)
   out = search.run_search(cfg, apply_fn, variables, states, key, algorithm=algorithm,
                           num_simulations=simulations,
                           max_num_considered_actions=min(16, cfg.num_actions),
-                          dirichlet_fraction=0.0)
+                          dirichlet_fraction=0.0, reuse=reuse)
   tree = out.search_tree
   summary = tree.summary()
   best = out.action if algorithm == "gumbel" else jnp.argmax(summary.visit_counts, -1)
   return dict(best=best, visits=summary.visit_counts, qvalues=summary.qvalues,
               value=summary.value, prior=jax.nn.softmax(tree.children_prior_logits[:, 0], -1),
-              children_index=tree.children_index, children_visits=tree.children_visits)
+              children_index=tree.children_index, children_visits=tree.children_visits), tree
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))

@@ -81,12 +81,112 @@ def dirichlet_alpha_for(cfg: go.GoConfig) -> float:
   return 0.03 * 361 / cfg.num_points
 
 
+def find_node(tree: mctx.Tree, states: go.GoState) -> jax.Array:
+  """The most visited node of each searched tree whose position is exactly `states`.
+
+  Positions are compared field by field (board, history, hashes, counters), so
+  a node matches only when the network would see the same planes there.
+
+  Returns:
+    [B] int32 node index, -1 where no node holds the position.
+  """
+  def same(node_states, state):
+    fields = jax.tree.map(lambda n, s: jnp.all((n == s[None]).reshape(n.shape[0], -1), axis=1),
+                          node_states, state)
+    return jnp.all(jnp.stack(jax.tree.leaves(fields)), axis=0)                 # [N]
+
+  match = jax.vmap(same)(tree.embeddings, states) & (tree.node_visits > 0)   # [B, N]
+  best = jnp.argmax(jnp.where(match, tree.node_visits, -1), axis=1)
+  return jnp.where(jnp.any(match, axis=1), best, -1).astype(jnp.int32)
+
+
+def reroot(tree: mctx.Tree, node: jax.Array,
+           num_nodes: int | None = None) -> tuple[mctx.Tree, jax.Array]:
+  """The subtree under `node` as a tree of `num_nodes` nodes, rooted at index 0.
+
+  Node statistics, children and embeddings are kept; the other nodes are
+  dropped and the kept ones renumbered in their old order (a child still comes
+  after its parent, as mctx allocates them).
+
+  Args:
+    tree: a searched tree, [B, N, ...].
+    node: [B] int32, the new root of each tree; -1 keeps nothing.
+    num_nodes: nodes of the returned trees (default: as many as `tree`'s; not fewer).
+
+  Returns:
+    (tree, kept [B] int32 number of nodes kept).
+  """
+  size = tree.node_visits.shape[1]
+  num_nodes = size if num_nodes is None else num_nodes
+  if num_nodes < size:
+    raise ValueError(f"reroot: {num_nodes} nodes cannot hold a subtree of a {size}-node tree")
+
+  def one(t, r):
+    n = t.node_visits.shape[0]
+
+    def mark(i, below):
+      parent = t.parents[i]
+      return below.at[i].set((i == r) | ((parent >= 0) & below[jnp.maximum(parent, 0)]))
+
+    below = jax.lax.fori_loop(0, n, mark, jnp.zeros(n, bool))
+    new = jnp.where(below, jnp.cumsum(below) - 1, num_nodes)                 # num_nodes: dropped
+
+    def move(x, fill):
+      return jnp.full((num_nodes,) + x.shape[1:], fill, x.dtype).at[new].set(x, mode="drop")
+
+    def renumber(index):
+      return jnp.where(index >= 0, new[jnp.maximum(index, 0)], index)
+
+    parents = renumber(move(t.parents, mctx.Tree.NO_PARENT)).at[0].set(mctx.Tree.NO_PARENT)
+    out = t.replace(
+        node_visits=move(t.node_visits, 0), raw_values=move(t.raw_values, 0),
+        node_values=move(t.node_values, 0), parents=parents,
+        action_from_parent=move(t.action_from_parent, mctx.Tree.NO_PARENT).at[0].set(
+            mctx.Tree.NO_PARENT),
+        children_index=renumber(move(t.children_index, mctx.Tree.UNVISITED)),
+        children_prior_logits=move(t.children_prior_logits, 0),
+        children_visits=move(t.children_visits, 0), children_rewards=move(t.children_rewards, 0),
+        children_discounts=move(t.children_discounts, 0),
+        children_values=move(t.children_values, 0),
+        embeddings=jax.tree.map(lambda x: move(x, 0), t.embeddings))
+    return out, jnp.sum(below).astype(jnp.int32)
+
+  return jax.vmap(one)(tree, node)
+
+
+def _reusing_loop(reused: mctx.Tree, kept: jax.Array, num_simulations: int):
+  """An mctx loop_fn that starts from `reused` and adds num_simulations simulations.
+
+  mctx builds a fresh tree (root only) and numbers the node expanded by
+  simulation i as i + 1; this loop swaps in the reused tree (with the fresh
+  root's prior, value and invalid-action mask, so root noise and masks are the
+  new search's) and starts at the first simulation whose node index is free in
+  every tree of the batch. Trees that kept nothing use the fresh tree.
+  """
+  def loop_fn(lower, upper, body_fun, init_val):
+    del lower
+    key, fresh = init_val
+    root = lambda x, f: x.at[:, 0].set(f[:, 0])
+    merged = reused.replace(
+        children_prior_logits=root(reused.children_prior_logits, fresh.children_prior_logits),
+        raw_values=root(reused.raw_values, fresh.raw_values),
+        root_invalid_actions=fresh.root_invalid_actions, extra_data=fresh.extra_data)
+    some = kept > 0
+    tree = jax.tree.map(
+        lambda m, f: jnp.where(some.reshape((-1,) + (1,) * (m.ndim - 1)), m, f), merged, fresh)
+    first = jnp.maximum(jnp.max(kept), 1) - 1
+    return jax.lax.fori_loop(first, jnp.minimum(first + num_simulations, upper), body_fun,
+                             (key, tree))
+
+  return loop_fn
+
+
 def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
                rng_key: jax.Array, *, algorithm: str = "gumbel", num_simulations: int = 32,
                max_num_considered_actions: int = 16, gumbel_scale: float = 1.0,
                dirichlet_alpha: float | None = None, dirichlet_fraction: float = 0.25,
                pb_c_init: float = 1.25, pb_c_base: float = 19652.0,
-               min_pass_moves: int = 0) -> mctx.PolicyOutput:
+               min_pass_moves: int = 0, reuse: mctx.Tree | None = None) -> mctx.PolicyOutput:
   """Searches from a batch of positions. Consumes `rng_key`.
 
   Args:
@@ -110,6 +210,15 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
       uses it against a collapse seen from scratch: with komi, a side that
       passes early and is answered by a pass wins, so both learn to pass and
       stop learning the game. 0 (players, matches) keeps the rules as they are.
+    reuse: PUCT only: a tree from an earlier search (of this function with the
+      same num_simulations and reuse) in which the positions `states` were
+      reached (any earlier tree of at most 2 * num_simulations + 1 nodes); the
+      subtree under each position is kept with its visits and num_simulations
+      more simulations are added, as AlphaGo Zero reuses the subtree of the
+      move played. Trees then hold 2 * num_simulations + 1 nodes, so a large
+      kept subtree leaves room for fewer new simulations. Gumbel search
+      always starts afresh: its sequential halving plans the root's visits from
+      zero.
 
   Returns:
     mctx.PolicyOutput: `action` [B], `action_weights` [B, A] (the policy
@@ -119,14 +228,21 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
   recurrent_fn = make_recurrent_fn(cfg, apply_fn, min_pass_moves)
   if algorithm == "gumbel":
+    if reuse is not None:
+      raise ValueError("reuse: only the PUCT search reuses trees (Gumbel plans its root visits "
+                       "from zero)")
     return mctx.gumbel_muzero_policy(
         variables, rng_key, root, recurrent_fn, num_simulations,
         invalid_actions=~legal, max_num_considered_actions=max_num_considered_actions,
         gumbel_scale=gumbel_scale)
   if algorithm == "puct":
     alpha = dirichlet_alpha_for(cfg) if dirichlet_alpha is None else dirichlet_alpha
+    capacity, loop_fn = num_simulations, jax.lax.fori_loop
+    if reuse is not None:
+      kept_tree, kept = reroot(reuse, find_node(reuse, states), 2 * num_simulations + 1)
+      capacity, loop_fn = 2 * num_simulations, _reusing_loop(kept_tree, kept, num_simulations)
     return mctx.muzero_policy(
-        variables, rng_key, root, recurrent_fn, num_simulations,
+        variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
         invalid_actions=~legal, dirichlet_fraction=dirichlet_fraction,
         dirichlet_alpha=alpha, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
   raise ValueError(f"search algorithm must be one of {ALGORITHMS}, got {algorithm!r}")

@@ -625,3 +625,25 @@ def test_delete_character_is_removed_like_other_control_characters():
   engine = gtp.Engine(RandomPlayer(0))
   assert engine.handle("\x7f") is None
   assert engine.handle("na\x7fme") == ("", True, "agz_jax")
+
+
+def test_puct_player_reuses_the_subtree_of_the_position_reached(tmp_path):
+  from agz_jax.player import NetworkPlayer  # pylint: disable=import-outside-toplevel
+  network = make_checkpoint(tmp_path)
+  cfg = go.GoConfig(size=9, komi=7.5, max_moves=4 * 81)
+  sims = 160
+
+  def visits_after_two_plies(reuse_tree):
+    player = NetworkPlayer(network, simulations=sims, algorithm="puct", reuse_tree=reuse_tree)
+    state = go.init(cfg)
+    first = player.analyse(cfg, state)
+    # The most visited line two plies deep: a move and the answer the search expected.
+    line = next(c["pv"][:2] for c in first["candidates"] if len(c["pv"]) >= 2)
+    state = go.play(cfg, line, state)
+    second = player.analyse(cfg, state)
+    assert go.legal_actions(cfg, state)[second["action"]]
+    return sum(c["visits"] for c in second["candidates"])
+
+  fresh = visits_after_two_plies(False)
+  assert fresh == sims
+  assert visits_after_two_plies(True) > sims           # the expected line's visits were kept

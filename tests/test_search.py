@@ -329,3 +329,101 @@ def test_search_finds_the_winning_capture_with_an_uninformed_network(algorithm):
     searched[:, b3] = False
     assert searched.any()
     assert np.all(qvalues[searched] < 0.0)
+
+
+# ---------------------------------------------------------------------------- subtree reuse
+
+SIMS = 24
+
+
+@functools.cache
+def _puct(reusing):
+  def run(variables, states, key, reuse):
+    return search.run_search(CFG, helpers.fake_apply, variables, states, key, algorithm="puct",
+                             num_simulations=SIMS, dirichlet_fraction=0.0, reuse=reuse)
+  if reusing:
+    return jax.jit(run)
+  return jax.jit(lambda variables, states, key: run(variables, states, key, None))
+
+
+def _subtree(tree, b, node):
+  """Nodes under `node` of batch element b, by walking children_index (a plain reference)."""
+  children = np.asarray(tree.children_index[b])
+  out, todo = [], [node]
+  while todo:
+    n = todo.pop()
+    out.append(n)
+    todo.extend(int(c) for c in children[n] if c >= 0)
+  return sorted(out)
+
+
+def _uneven_logits():
+  """A prior that prefers a few moves, so that visits gather along one line."""
+  logits = np.linspace(0.0, 0.5, A)
+  for vertex, logit in (("B2", 4.0), ("D4", 3.5), ("B4", 3.0), ("D2", 2.5)):
+    logits[_point(vertex)] = logit
+  return logits
+
+
+def test_reroot_keeps_the_subtree_of_the_move_played():
+  states = stack([go.init(CFG), play(go.init(CFG), "C3")])
+  variables = fake_variables(_uneven_logits())
+  tree = _puct(False)(variables, states, jax.random.PRNGKey(0)).search_tree
+  visits = np.asarray(tree.children_visits[:, 0])
+  best = visits.argmax(axis=1)
+  child = np.asarray(tree.children_index)[np.arange(BATCH), 0, best]
+  new, kept = jax.jit(search.reroot, static_argnums=2)(tree, jnp.asarray(child, jnp.int32), 2 * SIMS + 1)
+  for b in range(BATCH):
+    old_nodes = _subtree(tree, b, int(child[b]))
+    assert int(kept[b]) == len(old_nodes) > 1
+    assert new.node_visits.shape[1] == 2 * SIMS + 1
+    # Old node old_nodes[i] is new node i: statistics and positions move with it.
+    for i, n in enumerate(old_nodes):
+      assert int(new.node_visits[b, i]) == int(tree.node_visits[b, n])
+      np.testing.assert_array_equal(new.children_visits[b, i], tree.children_visits[b, n])
+      np.testing.assert_array_equal(new.embeddings.board[b, i], tree.embeddings.board[b, n])
+      for a in np.flatnonzero(np.asarray(tree.children_index[b, n]) >= 0):
+        assert old_nodes[int(new.children_index[b, i, a])] == int(tree.children_index[b, n, a])
+      if i:
+        assert old_nodes[int(new.parents[b, i])] == int(tree.parents[b, n])
+    assert int(new.parents[b, 0]) == -1
+    assert np.all(np.asarray(new.node_visits[b, len(old_nodes):]) == 0)
+    after = play(jax.tree.map(lambda x: x[b], states), go.action_to_gtp(CFG, int(best[b])))
+    np.testing.assert_array_equal(new.embeddings.board[b, 0], after.board)
+
+
+def test_search_reuse_adds_simulations_to_the_kept_visits():
+  start = stack([go.init(CFG)] * BATCH)
+  variables = fake_variables(_uneven_logits())
+  first = _puct(False)(variables, start, jax.random.PRNGKey(1)).search_tree
+  # Two plies down the most visited line: our move, then the reply the search expected.
+  root_visits = np.asarray(first.children_visits[0, 0])
+  a = int(root_visits.argmax())
+  node = int(first.children_index[0, 0, a])
+  b = int(np.asarray(first.children_visits[0, node]).argmax())
+  grandchild = int(first.children_index[0, node, b])
+  kept_visits = int(first.node_visits[0, grandchild])
+  assert kept_visits > 1
+  here = go.play(CFG, [a, b], go.init(CFG))
+  unrelated = play(go.init(CFG), "A1", "E5")                   # not in the first tree
+  states = stack([here, unrelated])
+  second = _puct(True)(variables, states, jax.random.PRNGKey(2), first).search_tree
+  assert int(second.node_visits[0, 0]) == kept_visits + SIMS
+  assert int(second.node_visits[1, 0]) == SIMS + 1              # nothing to reuse: a fresh search
+  fresh = _puct(False)(variables, states, jax.random.PRNGKey(2)).search_tree
+  np.testing.assert_array_equal(second.children_visits[1, 0], fresh.children_visits[1, 0])
+  # The enlarged tree is reusable in turn, at the same positions (as repeated analysis does):
+  # everything is kept, and the 2 * SIMS + 1 nodes leave room for fewer new simulations.
+  third = _puct(True)(variables, states, jax.random.PRNGKey(3), second).search_tree
+  kept = max(len(_subtree(second, i, 0)) for i in range(BATCH))
+  added = min(SIMS, 2 * SIMS - (kept - 1))
+  assert 0 < added < SIMS
+  assert int(third.node_visits[0, 0]) == kept_visits + SIMS + added
+
+
+def test_gumbel_search_does_not_reuse_trees():
+  with pytest.raises(ValueError, match="only the PUCT search reuses trees"):
+    jax.eval_shape(lambda s, k: search.run_search(
+        CFG, helpers.fake_apply, fake_variables(), s, k, algorithm="gumbel",
+        reuse=_puct(False)(fake_variables(), s, k).search_tree),
+        stack([go.init(CFG)]), jax.random.PRNGKey(0))
