@@ -1,6 +1,7 @@
 """Training curves as PNG files, from a run's metrics.jsonl.
 
   python -m agz_jax.plot --workdir workdir/cpu_9x9        # writes workdir/cpu_9x9/plots/*.png
+  python -m agz_jax.plot --workdir runs/sl48 --workdir runs/sl17 --out plots/   # runs side by side
 """
 
 import argparse
@@ -16,10 +17,15 @@ import matplotlib.pyplot as plt  # pylint: disable=wrong-import-position
 # Figure file -> (title, [(metric, label)], y label).
 FIGURES = {
     "losses.png": ("Training losses", [("loss_policy", "policy (cross-entropy)"),
-                                       ("loss_value", "value (MSE)"), ("loss_l2", "L2")], "loss"),
+                                       ("loss_value", "value (MSE)"), ("loss_l2", "L2"),
+                                       ("val_loss", "validation cross-entropy")], "loss"),
+    "accuracy.png": ("Human move prediction", [("val_top1", "validation top-1"),
+                                               ("val_top5", "validation top-5"),
+                                               ("train_top1", "training top-1")], "accuracy"),
     "elo.png": ("Elo of the current network (first network = 0)", [("elo", "Elo")], "Elo"),
     "game_length.png": ("Self-play game length", [("game_length", "mean moves per game")], "moves"),
-    "speed.png": ("Self-play speed", [("positions_per_s", "positions / s")], "positions / s"),
+    "speed.png": ("Speed (self-play or training positions)", [("positions_per_s", "positions / s")],
+                  "positions / s"),
 }
 
 
@@ -37,14 +43,23 @@ def read_metrics(workdir: str) -> list[dict]:
   return [by_iteration[i] for i in sorted(by_iteration)]
 
 
-def plot(workdir: str, out_dir: str | None = None) -> list[str]:
-  """Writes one PNG per figure that has data; returns their paths."""
-  rows = read_metrics(workdir)
-  out_dir = out_dir or os.path.join(workdir, "plots")
+def plot(workdir: str | list[str], out_dir: str | None = None) -> list[str]:
+  """Writes one PNG per figure that has data; returns their paths.
+
+  Args:
+    workdir: a run's workdir, or several whose curves share each figure (the
+      labels then start with each run's folder name).
+    out_dir: where the PNGs go (default: the first run's WORKDIR/plots).
+  """
+  workdirs = [workdir] if isinstance(workdir, str) else list(workdir)
+  runs = [(os.path.basename(os.path.normpath(w)) + ": " if len(workdirs) > 1 else "",
+           read_metrics(w)) for w in workdirs]
+  out_dir = out_dir or os.path.join(workdirs[0], "plots")
   os.makedirs(out_dir, exist_ok=True)
   written = []
   for name, (title, series, ylabel) in FIGURES.items():
-    curves = [(label, [(r["iteration"], r[key]) for r in rows if key in r]) for key, label in series]
+    curves = [(prefix + label, [(r["iteration"], r[key]) for r in rows if key in r])
+              for prefix, rows in runs for key, label in series]
     curves = [(label, pts) for label, pts in curves if pts]
     if not curves:
       continue
@@ -52,7 +67,7 @@ def plot(workdir: str, out_dir: str | None = None) -> list[str]:
     for label, pts in curves:
       x, y = zip(*pts)
       ax.plot(x, y, marker="o" if len(pts) < 30 else None, label=label)
-    ax.set(title=title, xlabel="iteration", ylabel=ylabel)
+    ax.set(title=title, xlabel="iteration (self-play) or step (supervised)", ylabel=ylabel)
     ax.grid(alpha=0.3)
     ax.legend()
     path = os.path.join(out_dir, name)
@@ -65,7 +80,8 @@ def plot(workdir: str, out_dir: str | None = None) -> list[str]:
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description="Plot a training run's curves as PNG files.")
-  parser.add_argument("--workdir", required=True, help="the training run's --workdir")
+  parser.add_argument("--workdir", required=True, action="append",
+                      help="the training run's --workdir (repeat it to compare runs)")
   parser.add_argument("--out", help="output folder (default: WORKDIR/plots)")
   args = parser.parse_args(argv)
   try:
