@@ -57,7 +57,8 @@ class NetworkPlayer:
 
   An AlphaGo Zero checkpoint (task "selfplay") can search or play its policy;
   an SL policy checkpoint (task "sl_policy") has no value output and always
-  plays its policy (its value is reported as 0). Positions are encoded with
+  plays its policy (its value is reported as 0) over the sensible moves (no
+  filling of its own eyes), passing only when none is left. Positions are encoded with
   the checkpoint's own input planes (`planes`, for the caller's GoConfig).
 
   Args:
@@ -121,10 +122,18 @@ class NetworkPlayer:
       order = np.argsort(-prior)
       cands = [{"action": int(a), "visits": 0, "value": value, "prior": float(prior[a]),
                 "pv": [int(a)]} for a in order[:10] if prior[a] > 0]
-      action = int(order[0])
+      playable = prior
+      if not self.has_value:
+        # AlphaGo's policy network had no pass move and never filled its own eyes: without a
+        # value to tell a finished game, pass only when no sensible move is left (the GTP
+        # engine also passes when the opponent passed and the score is in our favour).
+        playable = prior * np.asarray(_sensible(cfg, state))
+        if playable.sum() <= 0:
+          return {"action": cfg.pass_action, "value": value, "candidates": cands}
+      action = int(np.argmax(playable))
       if int(state.move_count) < self.sample_moves:
         self._key, key = jax.random.split(self._key)
-        action = int(jax.random.choice(key, len(prior), p=jnp.asarray(prior / prior.sum())))
+        action = int(jax.random.choice(key, len(playable), p=jnp.asarray(playable / playable.sum())))
       return {"action": action, "value": value, "candidates": cands}
     self._key, key = jax.random.split(self._key)
     reuse = None
@@ -168,6 +177,9 @@ def _policy(model, has_value, cfg, variables, states):
     return out if has_value else (out, jnp.zeros(x.shape[0], jnp.float32))
   logits, value, _ = search.evaluate(cfg, apply_fn, variables, states)
   return jax.nn.softmax(logits, axis=-1), value
+
+
+_sensible = jax.jit(go.sensible_moves, static_argnums=0)
 
 
 def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:

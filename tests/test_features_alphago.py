@@ -182,6 +182,9 @@ def test_eye_filling_is_not_sensible():
   assert "B8" not in sensible          # occupied
   occupied = planes[0] | planes[1]
   assert sensible == _all_points() - occupied - {"A9"}
+  moves = np.asarray(jax.jit(go.sensible_moves, static_argnums=0)(CFG, _position(text)))
+  assert not moves[-1]                                     # pass is never "sensible"
+  assert {go.action_to_gtp(CFG, int(a)) for a in np.flatnonzero(moves)} == sensible
 
 
 # Classic ladder: the white stone D5 is chased toward the lower left corner.

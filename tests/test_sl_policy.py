@@ -212,5 +212,12 @@ def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path):
     return [engine.handle(f"genmove {c}")[2].lower() for c in "bwbw"]
 
   assert first_moves(seed=1) == first_moves(seed=2) == played   # the policy's best moves
+
+  # Without a value it never fills its own eyes, and passes only when nothing else is left.
+  cfg = engine.cfg
+  full = go.init(cfg, black=[p for p in range(81) if p not in (0, 80)], to_play=go.BLACK)
+  assert player.analyse(cfg, full)["action"] == cfg.pass_action
+  almost = go.init(cfg, black=[p for p in range(81) if p not in (0, 40, 41, 80)], to_play=go.BLACK)
+  assert player.analyse(cfg, almost)["action"] in (40, 41)    # a two-point eye is no eye yet
   sampled = [first_moves(seed=s, sample_moves=2) for s in (1, 2, 3)]
   assert len({tuple(m[:2]) for m in sampled}) > 1               # drawn from the policy

@@ -2,7 +2,7 @@
 
 from agz_jax.go.config import GoConfig
 from agz_jax.go.coords import action_to_gtp, gtp_to_action
-from agz_jax.go.features import features
+from agz_jax.go.features import features, sensible_moves
 from agz_jax.go.rules import init, legal_actions, result, score, step
 from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
 from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetry_permutations,
@@ -12,6 +12,7 @@ from agz_jax.go.text import host_score, illegal_reason, parse_board, play, to_as
 __all__ = [
     "BLACK", "EMPTY", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
     "action_to_gtp", "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
-    "legal_actions", "parse_board", "play", "result", "score", "step", "symmetry_permutations",
+    "legal_actions", "parse_board", "play", "result", "score", "sensible_moves", "step",
+    "symmetry_permutations",
     "to_ascii", "transform_planes", "transform_policy",
 ]

@@ -252,6 +252,28 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
   return tuple(plane.reshape(num_boards, p + 1)[:, :p] for plane in planes)
 
 
+def _own_eyes(cfg: GoConfig, board: jnp.ndarray, me) -> jnp.ndarray:
+  """[P] bool: the eyes of colour `me` (see the module docstring)."""
+  p = cfg.num_points
+  nbr_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size))]   # [P, 4], 2 off board
+  diag_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size, _DIAGONALS))]
+  defects = jnp.sum(diag_colour == -me, axis=1) + jnp.any(diag_colour == 2, axis=1)
+  surrounded = jnp.all((nbr_colour == me) | (nbr_colour == 2), axis=1)
+  return (board[:p] == EMPTY) & surrounded & (defects < 2)
+
+
+def sensible_moves(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+  """AlphaGo's sensibleness: legal points that do not fill an eye of the player to move.
+
+  Returns:
+    [P + 1] bool, pass (last) always False.
+  """
+  board = state.board.astype(jnp.int32)
+  legal = legal_actions(cfg, state)[:cfg.num_points]
+  own_eye = _own_eyes(cfg, board, state.to_play.astype(jnp.int32))
+  return jnp.append(legal & ~own_eye, False)
+
+
 def _alphago(cfg: GoConfig, states: GoState, colour_plane: bool) -> jnp.ndarray:
   """AlphaGo's 48 (or 49) planes of a batch of B games; see the module docstring."""
   planes, board, chain, me, target, capture, escape = jax.vmap(
@@ -318,9 +340,7 @@ def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
   capture = legal[:, None] & distinct & (nbr_colour == -me) & (nbr_libs == 2)
   escape = legal[:, None] & distinct & (nbr_colour == me) & (nbr_libs == 1)
 
-  diag_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size, _DIAGONALS))]  # [P, 4]
-  defects = jnp.sum(diag_colour == -me, axis=1) + jnp.any(diag_colour == 2, axis=1)
-  own_eye = empty & jnp.all((nbr_colour == me) | (nbr_colour == 2), axis=1) & (defects < 2)
+  own_eye = _own_eyes(cfg, board, me)
 
   ones = jnp.ones((1, p), bool)
   planes = [
