@@ -249,7 +249,7 @@ def _setup(cfg: go.GoConfig, sgf_game) -> tuple[list[int], list[int]]:
   black = sorted(_point(cfg.size, m) for m in black)
   white = sorted(_point(cfg.size, m) for m in white)
   try:
-    rules._check_setup(cfg, black, white)  # pylint: disable=protected-access
+    rules.check_setup(cfg, black, white)
   except ValueError:
     raise Skip("bad setup") from None
   return black, white

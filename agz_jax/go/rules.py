@@ -147,7 +147,7 @@ def _points_to_board(cfg: GoConfig, black, white) -> jnp.ndarray:
   return board.at[jnp.asarray(white, jnp.int32)].set(WHITE)
 
 
-def _check_setup(cfg: GoConfig, black, white):
+def check_setup(cfg: GoConfig, black, white):
   """Host-side checks of concrete setup stones (flood fill in Python; setups are small)."""
   black = [int(x) for x in np.asarray(black).reshape(-1)]
   white = [int(x) for x in np.asarray(white).reshape(-1)]
@@ -196,7 +196,7 @@ def init(cfg: GoConfig, black: Sequence[int] = (), white: Sequence[int] = (),
   """
   p = cfg.num_points
   if not any(isinstance(x, jax.core.Tracer) for x in (black, white, to_play)):
-    _check_setup(cfg, black, white)
+    check_setup(cfg, black, white)
     if int(to_play) not in (BLACK, WHITE):
       raise ValueError(f"init: to_play must be 1 (black) or -1 (white), got {to_play!r}")
   board = _points_to_board(cfg, black, white)
