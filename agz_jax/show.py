@@ -274,7 +274,7 @@ def _position(args, record, number: int | None, planes: dict, komi: float, max_m
 def _analyse(player, cfg: go.GoConfig, state: go.GoState, simulations: int):
   """(probabilities [A], value, subtitle, colour bar label, value name): the prior, or the
   share of visits of a search of `simulations` simulations."""
-  if not simulations:
+  if not simulations or not player.has_value:
     prior, value = player.policy(cfg, state)
     return (prior, value, f"{player.name}: policy network prior over the legal moves",
             "prior probability (%)", "network value")
@@ -336,9 +336,12 @@ def main(argv=None):
   probabilities, value, subtitle, scale, value_name = _analyse(player, cfg, state, args.search)
   to_play = int(state.to_play)
   last_text = "" if last is None else f"last move {go.action_to_gtp(cfg, last)} · "
-  caption = (f"{value_name} for {_colour_name(to_play)}: {value:+.3f}, win rate "
-             f"{100 * win_rate(value):.1f}%\n{last_text}pass {percent(probabilities[-1])} · "
-             f"komi {cfg.komi:g}")
+  if player.has_value:
+    judged = (f"{value_name} for {_colour_name(to_play)}: {value:+.3f}, win rate "
+              f"{100 * win_rate(value):.1f}%")
+  else:
+    judged = "a policy network alone: no value"
+  caption = f"{judged}\n{last_text}pass {percent(probabilities[-1])} · komi {cfg.komi:g}"
   position = Position(board=np.asarray(state.board).reshape(size, size), last_move=last,
                       title=f"{title}: {_colour_name(to_play)} to play")
   draw(position, probabilities, subtitle=subtitle, caption=caption, scale_label=scale,

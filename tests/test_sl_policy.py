@@ -184,7 +184,7 @@ def test_launch_without_imported_games_fails_with_one_line(tmp_path):
   assert "Traceback" not in proc.stderr
 
 
-def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path):
+def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path, monkeypatch):
   from agz_jax import checkpoint, gtp  # pylint: disable=import-outside-toplevel
   from agz_jax.player import NetworkPlayer  # pylint: disable=import-outside-toplevel
   config = sl_policy_cpu.get_config()
@@ -219,5 +219,13 @@ def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path):
   assert player.analyse(cfg, full)["action"] == cfg.pass_action
   almost = go.init(cfg, black=[p for p in range(81) if p not in (0, 40, 41, 80)], to_play=go.BLACK)
   assert player.analyse(cfg, almost)["action"] in (40, 41)    # a two-point eye is no eye yet
+
+  # The picture of its policy says that there is no value, even when a search is asked for.
+  from agz_jax import show  # pylint: disable=import-outside-toplevel
+  captions = []
+  monkeypatch.setattr(show, "draw", lambda position, probabilities, **kw: captions.append(kw["caption"]))
+  show.main(["--checkpoint", str(tmp_path), "--empty", "9", "--search", "8",
+             "--out", str(tmp_path / "p.png")])
+  assert captions and captions[0].startswith("a policy network alone: no value")
   sampled = [first_moves(seed=s, sample_moves=2) for s in (1, 2, 3)]
   assert len({tuple(m[:2]) for m in sampled}) > 1               # drawn from the policy
