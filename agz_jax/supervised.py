@@ -221,7 +221,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> SLSta
       writer.write(step, metrics)
       elapsed = now - (t_start or now)
       eta = elapsed / max(step - start - 1, 1) * (total - step)
-      line = (f"step {step}/{total} | {speed:,.0f} pos/s | loss {metrics['loss_policy']:.3f} "
+      speed_text = f"{speed:,.0f} pos/s" if step > start + 1 else "compiling"
+      line = (f"step {step}/{total} | {speed_text} | loss {metrics['loss_policy']:.3f} "
               f"top1 {metrics['train_top1']:.3f} | lr {metrics['learning_rate']:.2g}")
       if evaluating:
         line += (f" | val loss {metrics['val_loss']:.3f} top1 {metrics['val_top1']:.3f} "
