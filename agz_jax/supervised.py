@@ -51,11 +51,17 @@ def make_model(config: ml_collections.ConfigDict) -> PolicyNet:
                    dtype=train.compute_dtype(config))
 
 
+def learning_rate(config: ml_collections.ConfigDict) -> optax.Schedule:
+  """The step size, halved every `train.lr_halving_steps` steps."""
+  t = config.train
+  return optax.exponential_decay(t.learning_rate, transition_steps=t.lr_halving_steps,
+                                 decay_rate=0.5, staircase=True)
+
+
 def make_optimizer(config: ml_collections.ConfigDict) -> optax.GradientTransformation:
   """SGD with momentum, the step size halved every `lr_halving_steps` (AlphaGo), or Adam."""
   t = config.train
-  schedule = optax.exponential_decay(t.learning_rate, transition_steps=t.lr_halving_steps,
-                                     decay_rate=0.5, staircase=True)
+  schedule = learning_rate(config)
   if t.optimizer == "sgd":
     return optax.sgd(schedule, momentum=t.momentum)
   if t.optimizer == "adam":
@@ -213,8 +219,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> SLSta
       speed = (step - step_last) * per_step / max(now - t_last, 1e-9) if step > step_last else 0.0
       t_last, step_last = now, step
       metrics["positions_per_s"] = speed
-      metrics["learning_rate"] = float(
-          config.train.learning_rate * 0.5 ** (step // config.train.lr_halving_steps))
+      metrics["learning_rate"] = float(learning_rate(config)(step))
       if evaluating:
         metrics.update({k: float(v) for k, v in parallel.to_host(
             trainer.evaluate(state.params, val_batch)).items()})

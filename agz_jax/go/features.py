@@ -252,10 +252,9 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
   return tuple(plane.reshape(num_boards, p + 1)[:, :p] for plane in planes)
 
 
-def _own_eyes(cfg: GoConfig, board: jnp.ndarray, me) -> jnp.ndarray:
-  """[P] bool: the eyes of colour `me` (see the module docstring)."""
+def _own_eyes(cfg: GoConfig, board: jnp.ndarray, me, nbr_colour: jnp.ndarray) -> jnp.ndarray:
+  """[P] bool: the eyes of colour `me` (see the module docstring); nbr_colour [P, 4], 2 off board."""
   p = cfg.num_points
-  nbr_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size))]   # [P, 4], 2 off board
   diag_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size, _DIAGONALS))]
   defects = jnp.sum(diag_colour == -me, axis=1) + jnp.any(diag_colour == 2, axis=1)
   surrounded = jnp.all((nbr_colour == me) | (nbr_colour == 2), axis=1)
@@ -270,7 +269,8 @@ def sensible_moves(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   """
   board = state.board.astype(jnp.int32)
   legal = legal_actions(cfg, state)[:cfg.num_points]
-  own_eye = _own_eyes(cfg, board, state.to_play.astype(jnp.int32))
+  nbr_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size))]
+  own_eye = _own_eyes(cfg, board, state.to_play.astype(jnp.int32), nbr_colour)
   return jnp.append(legal & ~own_eye, False)
 
 
@@ -340,7 +340,7 @@ def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
   capture = legal[:, None] & distinct & (nbr_colour == -me) & (nbr_libs == 2)
   escape = legal[:, None] & distinct & (nbr_colour == me) & (nbr_libs == 1)
 
-  own_eye = _own_eyes(cfg, board, me)
+  own_eye = _own_eyes(cfg, board, me, nbr_colour)
 
   ones = jnp.ones((1, p), bool)
   planes = [
