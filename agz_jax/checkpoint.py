@@ -8,6 +8,9 @@ config as JSON). Orbax writes a
 checkpoint to a temporary directory and renames it when complete, so a run
 killed while saving leaves no half checkpoint behind; a checkpoint that is
 damaged anyway is skipped with a warning and the one before it restored.
+
+Self-play runs also keep checkpoint 0, the untrained network, for ever: the
+yardstick of a learning check (`--checkpoint WORKDIR/checkpoints/0`).
 """
 
 import json
@@ -19,14 +22,17 @@ import orbax.checkpoint as ocp
 
 
 class Checkpointer:
-  """Keeps the last `keep` checkpoints of a run in WORKDIR/checkpoints."""
+  """Keeps the last `keep` checkpoints of a run in WORKDIR/checkpoints, and those of `keep_steps`."""
 
-  def __init__(self, workdir: str, keep: int):
+  def __init__(self, workdir: str, keep: int, keep_steps: tuple[int, ...] = ()):
     self.directory = os.path.abspath(os.path.join(workdir, "checkpoints"))
+    policies = ocp.checkpoint_managers
     self.manager = ocp.CheckpointManager(
         self.directory,
-        options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True,
-                                             cleanup_tmp_directories=True),
+        options=ocp.CheckpointManagerOptions(
+            preservation_policy=policies.AnyPreservationPolicy(
+                [policies.LatestN(keep), policies.CustomSteps(keep_steps)]),
+            create=True, cleanup_tmp_directories=True),
         item_names=("state", "network", "config"))
 
   def save(self, iteration: int, state, config) -> None:

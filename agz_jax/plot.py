@@ -28,6 +28,10 @@ FIGURES = {
                   "positions / s"),
 }
 
+# Metrics with a known value before the first iteration: the Elo curve starts
+# at the untrained network, 0 by definition.
+AT_START = {"elo": 0.0}
+
 
 def read_metrics(workdir: str) -> list[dict]:
   path = os.path.join(workdir, "metrics.jsonl")
@@ -58,8 +62,7 @@ def plot(workdir: str | list[str], out_dir: str | None = None) -> list[str]:
   os.makedirs(out_dir, exist_ok=True)
   written = []
   for name, (title, series, ylabel) in FIGURES.items():
-    curves = [(prefix + label, [(r["iteration"], r[key]) for r in rows if key in r])
-              for prefix, rows in runs for key, label in series]
+    curves = [(prefix + label, _points(rows, key)) for prefix, rows in runs for key, label in series]
     curves = [(label, pts) for label, pts in curves if pts]
     if not curves:
       continue
@@ -76,6 +79,13 @@ def plot(workdir: str | list[str], out_dir: str | None = None) -> list[str]:
     plt.close(fig)
     written.append(path)
   return written
+
+
+def _points(rows: list[dict], key: str) -> list[tuple]:
+  points = [(r["iteration"], r[key]) for r in rows if key in r]
+  if points and key in AT_START and points[0][0] > 0:
+    points.insert(0, (0, AT_START[key]))
+  return points
 
 
 def main(argv=None):

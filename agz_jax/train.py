@@ -255,11 +255,13 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
   """
   os.makedirs(workdir, exist_ok=True)
   trainer = Trainer(config)
-  ckpt = checkpoint.Checkpointer(workdir, keep=config.checkpoint.keep)
+  # Checkpoint 0, the untrained network, stays: the yardstick of a learning check.
+  ckpt = checkpoint.Checkpointer(workdir, keep=config.checkpoint.keep, keep_steps=(0,))
   state, start = ckpt.restore_latest(trainer.abstract_state)
   if state is None:
     state = trainer.init(config.seed)
     start = 0
+    ckpt.save(0, state, config)
   else:
     log(f"resumed from the checkpoint of iteration {start}")
   writer = MetricWriter(workdir)

@@ -60,7 +60,8 @@ def wait_for(predicate, timeout, proc):
 
 
 def test_trains_logs_and_checkpoints(tmp_path):
-  proc = run(tmp_path, 3, "--config.checkpoint.every=2", "--config.log.sgf_every=1")
+  proc = run(tmp_path, 3, "--config.checkpoint.every=2", "--config.checkpoint.keep=1",
+             "--config.log.sgf_every=1")
   lines = [l for l in proc.stdout.splitlines() if l.startswith("it ")]
   assert [l.split()[1] for l in lines] == ["1/3", "2/3", "3/3"]
   assert "compiling" in lines[0] and all("pos/s" in l and "ETA" in l for l in lines[1:])
@@ -68,7 +69,10 @@ def test_trains_logs_and_checkpoints(tmp_path):
   assert [r["iteration"] for r in rows] == [1, 2, 3]
   assert rows[-1]["trained"] == 1.0 and np.isfinite(rows[-1]["loss_policy"])
   assert rows[-1]["loss_policy"] > 0 and rows[-1]["loss_value"] >= 0
-  assert sorted(os.listdir(tmp_path / "checkpoints")) == ["2", "3"]
+  # The last `keep` checkpoints, and checkpoint 0 (the untrained network) for ever.
+  assert sorted(os.listdir(tmp_path / "checkpoints")) == ["0", "3"]
+  first, last = saved_params(tmp_path, 0), saved_params(tmp_path, 3)
+  assert max(np.max(np.abs(a - b)) for a, b in zip(first, last, strict=True)) > 1e-3
   assert any(f.startswith("events") for f in os.listdir(tmp_path / "tensorboard"))
   # A sample of self-play games as SGF: complete games that replay, a win rate per move.
   games = sorted(os.listdir(tmp_path / "sgf"))
@@ -115,7 +119,7 @@ def test_sigterm_saves_and_stops(tmp_path):
   assert proc.returncode == 0, out + err
   assert "SIGTERM: checkpoint of iteration" in out
   step = int(out.split("SIGTERM: checkpoint of iteration")[1].split()[0])
-  assert os.listdir(tmp_path / "checkpoints") == [str(step)]
+  assert sorted(os.listdir(tmp_path / "checkpoints"), key=int) == ["0", str(step)]
 
 
 def test_broken_checkpoint_is_skipped_with_a_warning(tmp_path):

@@ -219,7 +219,7 @@ def test_two_processes_train_as_one(tmp_path, reference):
                                  err_msg=key)
 
   # Both processes wrote their halves of one checkpoint.
-  assert sorted(os.listdir(workdir / "checkpoints")) == ["2"]
+  assert sorted(os.listdir(workdir / "checkpoints")) == ["0", "2"]
   saved = _restore_numpy(str(workdir / "checkpoints" / "2" / "state"))
   assert int(saved["iteration"]) == 2
   for a, b in zip(jax.tree.leaves(saved["params"]), _params(runs[0], "final")):
@@ -246,4 +246,4 @@ def test_sigterm_on_one_process_stops_every_process(tmp_path, reference):
       np.testing.assert_array_equal(a, b)
   progress = [l.split()[1] for l in stdout[0].splitlines() if l.startswith("it ")]
   assert progress == [f"{it}/5" for it in range(1, stopped + 1)]
-  assert sorted(os.listdir(workdir / "checkpoints")) == [str(stopped)]
+  assert sorted(os.listdir(workdir / "checkpoints"), key=int) == ["0", str(stopped)]

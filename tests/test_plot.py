@@ -37,6 +37,13 @@ def test_a_resumed_run_keeps_the_latest_row_of_each_iteration(tmp_path):
   assert [os.path.basename(p) for p in plot.plot(str(tmp_path))] == ["elo.png"]
 
 
+def test_the_elo_curve_starts_at_the_untrained_network():
+  rows = [{"iteration": 50, "elo": -30.0, "loss_value": 0.9}, {"iteration": 100, "elo": 40.0}]
+  assert plot._points(rows, "elo") == [(0, 0.0), (50, -30.0), (100, 40.0)]
+  assert plot._points(rows, "loss_value") == [(50, 0.9)]   # no value known before training
+  assert plot._points([], "elo") == []
+
+
 def test_a_folder_without_metrics_is_named():
   with pytest.raises(FileNotFoundError, match="no metrics.jsonl in"):
     plot.plot("/nonexistent-run")
