@@ -21,9 +21,19 @@ ApplyFn = Callable[[dict, jax.Array], tuple[jax.Array, jax.Array]]
 ALGORITHMS = ("gumbel", "puct")
 
 
-def _masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
+def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
+  """Logits shifted to a maximum of 0, illegal actions at the dtype's minimum (idempotent)."""
   logits = logits - jnp.max(logits, axis=-1, keepdims=True)
   return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
+
+
+def legal_mask(cfg: go.GoConfig, states: go.GoState, min_pass_moves: int = 0) -> jax.Array:
+  """[B, A] bool: the legal actions, pass withheld early in a game (see run_search)."""
+  legal = jax.vmap(lambda s: go.legal_actions(cfg, s))(states)
+  if min_pass_moves:
+    early = (states.move_count < min_pass_moves) & jnp.any(legal[:, :-1], axis=-1)
+    legal = legal.at[:, -1].set(legal[:, -1] & ~early)
+  return legal
 
 
 def evaluate(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
@@ -37,13 +47,9 @@ def evaluate(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
   Returns:
     (logits [B, A], value [B] for the player to move, legal [B, A] bool).
   """
-  planes = go.features(cfg, states)
-  logits, value = apply_fn(variables, planes)
-  legal = jax.vmap(lambda s: go.legal_actions(cfg, s))(states)
-  if min_pass_moves:
-    early = (states.move_count < min_pass_moves) & jnp.any(legal[:, :-1], axis=-1)
-    legal = legal.at[:, -1].set(legal[:, -1] & ~early)
-  return _masked_logits(logits, legal), value, legal
+  logits, value = apply_fn(variables, go.features(cfg, states))
+  legal = legal_mask(cfg, states, min_pass_moves)
+  return masked_logits(logits, legal), value, legal
 
 
 def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn, min_pass_moves: int = 0):
@@ -56,7 +62,7 @@ def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn, min_pass_moves: int =
     states = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, action)
     logits, value, _ = evaluate(cfg, apply_fn, variables, states, min_pass_moves)
     ended_now = states.terminated & ~was_over
-    result = jax.vmap(lambda s, e: go.result(cfg, score_only_where(s, e)))(states, ended_now)
+    result = scores_where(cfg, states, ended_now)
     reward = jnp.where(ended_now, result * mover, 0.0)
     over = states.terminated
     output = mctx.RecurrentFnOutput(
@@ -67,6 +73,19 @@ def make_recurrent_fn(cfg: go.GoConfig, apply_fn: ApplyFn, min_pass_moves: int =
     return output, states
 
   return recurrent_fn
+
+
+def scores_where(cfg: go.GoConfig, states: go.GoState, needed: jax.Array) -> jax.Array:
+  """[B] results for black of the games where `needed`, 0 elsewhere.
+
+  Most simulations end no game; then the scoring is skipped altogether (a
+  lax.cond on the whole batch, outside any vmap).
+  """
+  def score_all():
+    results = jax.vmap(lambda s, e: go.result(cfg, score_only_where(s, e)))(states, needed)
+    return jnp.where(needed, results, 0.0)
+
+  return jax.lax.cond(jnp.any(needed), score_all, lambda: jnp.zeros(needed.shape, jnp.float32))
 
 
 def score_only_where(state: go.GoState, needed) -> go.GoState:
@@ -186,7 +205,8 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
                max_num_considered_actions: int = 16, gumbel_scale: float = 1.0,
                dirichlet_alpha: float | None = None, dirichlet_fraction: float = 0.25,
                pb_c_init: float = 1.25, pb_c_base: float = 19652.0,
-               min_pass_moves: int = 0, reuse: mctx.Tree | None = None) -> mctx.PolicyOutput:
+               min_pass_moves: int = 0, reuse: mctx.Tree | None = None,
+               root: tuple[jax.Array, jax.Array, jax.Array] | None = None) -> mctx.PolicyOutput:
   """Searches from a batch of positions. Consumes `rng_key`.
 
   Args:
@@ -224,7 +244,9 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
     mctx.PolicyOutput: `action` [B], `action_weights` [B, A] (the policy
     target), `search_tree` (root value, visit counts).
   """
-  logits, value, legal = evaluate(cfg, apply_fn, variables, states, min_pass_moves)
+  if root is None:
+    root = evaluate(cfg, apply_fn, variables, states, min_pass_moves)
+  logits, value, legal = root
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
   recurrent_fn = make_recurrent_fn(cfg, apply_fn, min_pass_moves)
   if algorithm == "gumbel":

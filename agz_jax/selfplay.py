@@ -6,16 +6,24 @@ ends by the rules (two passes, the move limit) or by resignation: when the
 searched value of the player to move falls below the threshold. A fraction of
 games never resigns; in those, the colour that would have resigned is
 remembered, and if it wins anyway the resignation would have been false.
+
+Within a run of steps (`selfplay`) the network evaluates a game's position
+once: the search that chose a move already evaluated the position after it
+(the child node of the move played) and a restarted game's empty board is
+evaluated once per run, so a step's root evaluation comes from there. Only
+positions without one (a sampled move the search never visited) are evaluated
+again, in a small sub-batch; the first step of a run evaluates every root.
 """
 
-import functools
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
+import mctx
+
 from agz_jax import go
-from agz_jax.search import ApplyFn, score_only_where, run_search
+from agz_jax.search import ApplyFn, evaluate, legal_mask, masked_logits, run_search, scores_where
 
 
 @struct.dataclass
@@ -52,6 +60,9 @@ class StepRecord:
     resign_checked: [B] bool, an ended no-resign game in which a colour would
       have resigned.
     false_resign: [B] bool, ... and that colour won.
+    root_evaluated: [B] bool, the network evaluated the position searched at
+      this step (False: its evaluation came from the previous search or from
+      the run's evaluation of the empty board).
   """
 
   planes: jax.Array
@@ -65,6 +76,27 @@ class StepRecord:
   resigned: jax.Array
   resign_checked: jax.Array
   false_resign: jax.Array
+  root_evaluated: jax.Array
+
+
+@struct.dataclass
+class RootEvaluation:
+  """The network's evaluation of each game's current position, where known.
+
+  Attributes:
+    logits: [B, A] float32, prior logits with illegal actions masked.
+    value: [B] float32, value for the player to move.
+    known: [B] bool, the two above hold the position's evaluation.
+  """
+
+  logits: jax.Array
+  value: jax.Array
+  known: jax.Array
+
+  @classmethod
+  def unknown(cls, batch: int, num_actions: int) -> "RootEvaluation":
+    return cls(logits=jnp.zeros((batch, num_actions), jnp.float32),
+               value=jnp.zeros(batch, jnp.float32), known=jnp.zeros(batch, bool))
 
 
 def new_games(cfg: go.GoConfig, rng_key: jax.Array, batch: int, *,
@@ -82,10 +114,8 @@ def _select(mask, a, b):
 
 
 def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
-                  rng_key: jax.Array, *, search: dict, temperature_moves: int,
-                  resign_threshold: float, resign_min_moves: int,
-                  no_resign_fraction: float) -> tuple[Games, StepRecord]:
-  """Searches and plays one move in every game. Consumes `rng_key`.
+                  rng_key: jax.Array, **kwargs) -> tuple[Games, StepRecord]:
+  """Searches and plays one move in every game, every root evaluated. Consumes `rng_key`.
 
   Args:
     cfg: the game's configuration.
@@ -93,21 +123,78 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
     variables: the network's variables.
     games: [B] games in progress.
     rng_key: PRNG key.
-    search: keyword arguments of search.run_search (algorithm, simulations...).
-    temperature_moves: for this many moves of a game the move is sampled from
-      the search policy; afterwards the search's best move is played.
-    resign_threshold: resign when the searched value is below this; -1 or
-      less never resigns.
-    resign_min_moves: no resignation before this many moves.
-    no_resign_fraction: share of restarted games that may not resign.
+    **kwargs: search (keyword arguments of search.run_search: algorithm,
+      simulations...); temperature_moves (for this many moves of a game the
+      move is sampled from the search policy, afterwards the search's best move
+      is played); resign_threshold (resign when the searched value is below
+      this; -1 or less never resigns); resign_min_moves (no resignation before
+      this many moves); no_resign_fraction (share of restarted games that may
+      not resign).
 
   Returns:
     (games after the move, restarted where they ended; StepRecord).
   """
+  batch = games.states.to_play.shape[0]
+  known = RootEvaluation.unknown(batch, cfg.num_actions)
+  games, _, record = _step(cfg, apply_fn, variables, games, known, known, rng_key, spare=0,
+                           **kwargs)
+  return games, record
+
+
+def root_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
+                    planes: jax.Array, known: RootEvaluation, *, min_pass_moves: int,
+                    spare: int):
+  """(logits, value, legal) of the positions, as search.evaluate, reusing what is known.
+
+  With every evaluation known the network does not run; with at most `spare`
+  unknown, it runs on a sub-batch of `spare` positions; otherwise on all.
+
+  Returns:
+    (logits [B, A], value [B], legal [B, A], evaluated [B] bool).
+  """
+  legal = legal_mask(cfg, states, min_pass_moves)
+  missing = ~known.known
+  count = jnp.sum(missing)
+
+  def cached():
+    return known.logits, known.value, jnp.zeros_like(missing)
+
+  def some():
+    rows = jnp.argsort(known.known, stable=True)[:spare]           # the unknown ones first
+    logits, value = apply_fn(variables, planes[rows])
+    take = missing[rows]
+    return (known.logits.at[rows].set(jnp.where(take[:, None], logits, known.logits[rows])),
+            known.value.at[rows].set(jnp.where(take, value, known.value[rows])), missing)
+
+  def every():
+    logits, value = apply_fn(variables, planes)
+    return logits, value, jnp.ones_like(missing)
+
+  branches = [cached, some, every] if spare else [cached, every, every]
+  branch = jnp.where(count == 0, 0, jnp.where(count <= spare, 1, 2))
+  logits, value, evaluated = jax.lax.switch(branch, branches)
+  return masked_logits(logits, legal), value, legal, evaluated
+
+
+def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: RootEvaluation,
+          rng_key, *, spare: int, search: dict, temperature_moves: int, resign_threshold: float,
+          resign_min_moves: int, no_resign_fraction: float):
+  """selfplay_step with known root evaluations; also returns those of the next positions.
+
+  Args:
+    known: what is known of the current positions' evaluations.
+    fresh: [B] the evaluation of a new game's position (known or not).
+    spare: sub-batch size for the positions without a known evaluation.
+  """
   k_search, k_sample, k_new = jax.random.split(rng_key, 3)
   states = games.states
   batch = states.to_play.shape[0]
-  out = run_search(cfg, apply_fn, variables, states, k_search, **search)
+  planes = go.features(cfg, states)
+  logits, value, legal, evaluated = root_evaluation(
+      cfg, apply_fn, variables, states, planes, known,
+      min_pass_moves=search.get("min_pass_moves", 0), spare=spare)
+  out = run_search(cfg, apply_fn, variables, states, k_search, root=(logits, value, legal),
+                   **search)
   weights = out.action_weights
   if search.get("algorithm", "gumbel") == "gumbel":
     best = out.action
@@ -130,11 +217,11 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
 
   after = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, action)
   ended = after.terminated | resign
-  by_rules = jax.vmap(lambda s: go.result(cfg, score_only_where(s, s.terminated)))(after)
+  by_rules = scores_where(cfg, after, after.terminated)
   result = jnp.where(resign, -states.to_play.astype(jnp.float32), by_rules)
   checked = ended & (would_resign != 0)
   record = StepRecord(
-      planes=go.features(cfg, states).astype(jnp.uint8),
+      planes=planes.astype(jnp.uint8),
       policy=weights,
       to_play=states.to_play,
       action=action,
@@ -144,18 +231,56 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
       length=jnp.where(resign, states.move_count, after.move_count),
       resigned=resign,
       resign_checked=checked,
-      false_resign=checked & (result * would_resign > 0))
-  fresh = new_games(cfg, k_new, batch, no_resign_fraction=no_resign_fraction)
+      false_resign=checked & (result * would_resign > 0),
+      root_evaluated=evaluated)
+  new = new_games(cfg, k_new, batch, no_resign_fraction=no_resign_fraction)
   games = Games(states=after, may_resign=games.may_resign, would_resign=would_resign)
-  return _select(ended, fresh, games), record
+  return _select(ended, new, games), _select(ended, fresh, _child_evaluation(out.search_tree, action)), record
+
+
+def _child_evaluation(tree: mctx.Tree, action: jax.Array) -> RootEvaluation:
+  """What the search stored of the position after `action`: its node's prior and value."""
+  rows = jnp.arange(action.shape[0])
+  child = tree.children_index[rows, mctx.Tree.ROOT_INDEX, action]
+  node = jnp.maximum(child, 0)
+  return RootEvaluation(logits=tree.children_prior_logits[rows, node].astype(jnp.float32),
+                        value=tree.raw_values[rows, node].astype(jnp.float32),
+                        known=child != mctx.Tree.UNVISITED)
 
 
 def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_key: jax.Array,
-             num_steps: int, **kwargs) -> tuple[Games, StepRecord]:
+             num_steps: int, *, spare_fraction: float = 0.125, **kwargs) -> tuple[Games, StepRecord]:
   """Runs `num_steps` self-play steps (lax.scan). Consumes `rng_key`.
+
+  Each step's result is that of selfplay_step; the network's evaluations of
+  the positions reached are reused (module docstring).
+
+  Args:
+    spare_fraction: share of the B games whose root may be evaluated in a
+      sub-batch when their evaluation is not known (0: always all of them).
+    **kwargs: as selfplay_step.
 
   Returns:
     (games, StepRecord with a leading [T] axis).
   """
-  step = functools.partial(selfplay_step, cfg, apply_fn, variables, **kwargs)
-  return jax.lax.scan(lambda g, k: step(g, k), games, jax.random.split(rng_key, num_steps))
+  batch = games.states.to_play.shape[0]
+  spare = max(1, int(batch * spare_fraction)) if spare_fraction > 0 else 0
+  logits, value, _ = _empty_board_evaluation(cfg, apply_fn, variables, kwargs["search"])
+  fresh = RootEvaluation(logits=jnp.broadcast_to(logits, (batch,) + logits.shape[1:]),
+                         value=jnp.broadcast_to(value, (batch,)), known=jnp.ones(batch, bool))
+
+  def step(carry, key):
+    games, known = carry
+    games, known, record = _step(cfg, apply_fn, variables, games, known, fresh, key,
+                                 spare=spare, **kwargs)
+    return (games, known), record
+
+  known = RootEvaluation.unknown(batch, cfg.num_actions)
+  (games, _), records = jax.lax.scan(step, (games, known), jax.random.split(rng_key, num_steps))
+  return games, records
+
+
+def _empty_board_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, search: dict):
+  """The evaluation of a new game's empty board: (logits [1, A], value [1], legal [1, A])."""
+  empty = jax.tree.map(lambda x: x[None], go.init(cfg))
+  return evaluate(cfg, apply_fn, variables, empty, search.get("min_pass_moves", 0))

@@ -191,6 +191,9 @@ def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, 
       resign_checked=jnp.sum(records.resign_checked).astype(jnp.float32),
       false_resign=jnp.sum(records.false_resign).astype(jnp.float32),
       root_value=jnp.mean(records.root_value),
+      # Share of searched positions the network evaluated again (the others'
+      # evaluations came from the previous search).
+      root_evaluated=jnp.mean(records.root_evaluated.astype(jnp.float32)),
       buffer_ready=ready.astype(jnp.float32),
       trained=enough.astype(jnp.float32))
   new_state = state.replace(params=params, batch_stats=batch_stats, opt_state=opt_state,

@@ -37,7 +37,8 @@ def records(ids, to_play, ended, result):
       length=jnp.zeros((t, b), jnp.int32),
       resigned=jnp.zeros((t, b), bool),
       resign_checked=jnp.zeros((t, b), bool),
-      false_resign=jnp.zeros((t, b), bool))
+      false_resign=jnp.zeros((t, b), bool),
+      root_evaluated=jnp.ones((t, b), bool))
 
 
 _add = jax.jit(replay.add)

@@ -211,6 +211,46 @@ def test_selfplay_scans_steps_and_stacks_their_records():
   np.testing.assert_array_equal(np.asarray(rec.ended)[:, 2], [False, True, False])
 
 
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_selfplay_reuses_evaluations_and_plays_as_if_every_root_were_evaluated(algorithm):
+  """A run of steps takes each root's evaluation from the previous search (the child of the move
+  played) or from the run's empty-board evaluation, evaluates the rest in a sub-batch, and plays
+  exactly the games of steps that evaluate every root."""
+  from agz_jax.nets import AlphaZeroNet  # pylint: disable=import-outside-toplevel
+  net = AlphaZeroNet(blocks=1, channels=8, value_hidden=8)
+  apply_fn = lambda v, x: net.apply(v, x, train=False)
+  variables = net.init(jax.random.PRNGKey(1), jnp.zeros((1, 5, 5, CFG.num_planes)), train=False)
+  batch, steps, spare_fraction = 8, 12, 0.25
+  kwargs = dict(search=dict(algorithm=algorithm, num_simulations=8, max_num_considered_actions=4),
+                temperature_moves=4, resign_threshold=-1.0, resign_min_moves=0,
+                no_resign_fraction=0.0)
+  games = selfplay.new_games(CFG, jax.random.PRNGKey(2), batch, no_resign_fraction=0.0)
+  key = jax.random.PRNGKey(3)
+  run = jax.jit(lambda g, k: selfplay.selfplay(CFG, apply_fn, variables, g, k, steps,
+                                               spare_fraction=spare_fraction, **kwargs))
+  final, rec = run(games, key)
+  one = jax.jit(lambda g, k: selfplay.selfplay_step(CFG, apply_fn, variables, g, k, **kwargs))
+  for t, k in enumerate(jax.random.split(key, steps)):
+    games, expected = one(games, k)
+    assert np.all(np.asarray(expected.root_evaluated))
+    np.testing.assert_array_equal(np.asarray(rec.action[t]), np.asarray(expected.action), err_msg=t)
+    np.testing.assert_array_equal(np.asarray(rec.ended[t]), np.asarray(expected.ended))
+    np.testing.assert_allclose(np.asarray(rec.policy[t]), np.asarray(expected.policy), atol=1e-5)
+    np.testing.assert_allclose(np.asarray(rec.root_value[t]), np.asarray(expected.root_value),
+                               atol=1e-5)
+  np.testing.assert_array_equal(np.asarray(final.states.board), np.asarray(games.states.board))
+
+  evaluated = np.asarray(rec.root_evaluated).sum(axis=1)
+  spare = int(batch * spare_fraction)
+  assert evaluated[0] == batch                       # nothing known at the start of a run
+  assert np.any(np.asarray(rec.ended)[:-1])          # restarted games took the empty board's
+  if algorithm == "puct":  # moves are drawn by visit counts: the move played was searched
+    np.testing.assert_array_equal(evaluated[1:], 0)
+  else:                    # a sampled move may be one the search never visited
+    assert np.any(evaluated[1:] == 0)
+    assert np.any((evaluated[1:] > 0) & (evaluated[1:] <= spare))   # a sub-batch
+
+
 # ---------------------------------------------------------------------------- resignation
 
 
