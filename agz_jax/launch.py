@@ -92,6 +92,7 @@ def main(argv):
   tasks = {"selfplay": train.train_and_evaluate, "sl_policy": supervised.train_and_evaluate}
   if config.task not in tasks:
     sys.exit(f"launch: config.task must be one of {', '.join(tasks)}, got {config.task!r}")
+  parallel.use_cpu_devices(config.mesh.get("cpu_devices", 1))
   parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
   try:
     tasks[config.task](config, _WORKDIR.value)

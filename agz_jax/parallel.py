@@ -34,6 +34,23 @@ def initialize_distributed(coordinator_address: str | None = None, num_processes
     jax.distributed.initialize()
 
 
+def use_cpu_devices(count: int) -> None:
+  """Splits the host CPU into `count` JAX devices (call before anything touches devices).
+
+  XLA on CPU runs each convolution on one core, so on a machine without an
+  accelerator a single device leaves the other cores idle while the network
+  runs; with one device per core, games and minibatches are split over the
+  cores like over the chips of a pod. It changes nothing where an accelerator
+  is the default backend, and nothing when XLA_FLAGS already sets a count (as
+  the tests do).
+  """
+  if count < 1:
+    raise ValueError(f"mesh.cpu_devices must be at least 1, got {count}")
+  if count == 1 or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+    return
+  jax.config.update("jax_num_cpu_devices", count)
+
+
 def _on_tpu_pod() -> bool:
   """Cloud TPU VMs of a multi-host slice list all their workers in this variable."""
   return "," in os.environ.get("TPU_WORKER_HOSTNAMES", "")
@@ -50,6 +67,37 @@ def make_mesh(num_devices: int = -1) -> Mesh:
                        f"got {num_devices} of {len(devices)}")
     devices = devices[:num_devices]
   return Mesh(np.asarray(devices), (DATA,))
+
+
+def per_shard(mesh: Mesh | None, fn, *, games_arg: int, out_specs):
+  """`fn` run by every device on its own shard of the games, with no communication.
+
+  Args:
+    mesh: the 'data' mesh; None runs `fn` on the whole batch.
+    fn: fn(*args, first_game=...) where args[games_arg] is a pytree of games
+      (leading axis split over the devices) and the other args are replicated;
+      `first_game` is the global index of the shard's first game.
+    games_arg: position of the games among fn's arguments.
+    out_specs: PartitionSpec (prefix) tree of fn's outputs, with DATA on each
+      output's game axis.
+
+  Returns:
+    A function of the same arguments as fn, less first_game.
+  """
+  if mesh is None:
+    return lambda *args: fn(*args, first_game=0)
+
+  def local(*args):
+    games = jax.tree.leaves(args[games_arg])[0].shape[0]
+    return fn(*args, first_game=jax.lax.axis_index(DATA) * games)
+
+  def call(*args):
+    in_specs = tuple(PartitionSpec(DATA) if i == games_arg else PartitionSpec()
+                     for i in range(len(args)))
+    return jax.shard_map(local, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                         check_vma=False)(*args)
+
+  return call
 
 
 def replicated(mesh: Mesh) -> NamedSharding:

@@ -7,6 +7,7 @@ by its result. Players alternate, so every edge has discount -1 and rewards and
 values are from the point of view of the player to move at the node above.
 """
 
+import functools
 from typing import Callable
 
 import jax
@@ -214,7 +215,10 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
     apply_fn: the network in inference mode.
     variables: the network's variables (params and BatchNorm statistics).
     states: [B] GoStates to search from (not terminated).
-    rng_key: PRNG key.
+    rng_key: one PRNG key for the batch, or [B] keys, one per game: then each
+      game is searched on its own (vmap over searches of one game), its
+      result independent of the games it is batched with, as sharded
+      self-play needs.
     algorithm: 'gumbel' (mctx.gumbel_muzero_policy) or 'puct'
       (mctx.muzero_policy with Dirichlet noise at the root, as AlphaGo Zero).
     num_simulations: simulations per search.
@@ -244,27 +248,106 @@ def run_search(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoStat
     mctx.PolicyOutput: `action` [B], `action_weights` [B, A] (the policy
     target), `search_tree` (root value, visit counts).
   """
+  if algorithm not in ALGORITHMS:
+    raise ValueError(f"search algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+  if algorithm == "gumbel" and reuse is not None:
+    raise ValueError("reuse: only the PUCT search reuses trees (Gumbel plans its root visits "
+                     "from zero)")
   if root is None:
     root = evaluate(cfg, apply_fn, variables, states, min_pass_moves)
+  search = functools.partial(
+      _policy, cfg, apply_fn, variables, algorithm=algorithm, num_simulations=num_simulations,
+      max_num_considered_actions=max_num_considered_actions, gumbel_scale=gumbel_scale,
+      dirichlet_alpha=dirichlet_alpha_for(cfg) if dirichlet_alpha is None else dirichlet_alpha,
+      dirichlet_fraction=dirichlet_fraction, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
+      min_pass_moves=min_pass_moves)
+  if not _per_game(rng_key):
+    return search(states, rng_key, root, reuse)
+  if reuse is not None:
+    raise ValueError("reuse: give one PRNG key for the batch, not one per game")
+  if algorithm == "gumbel":  # the root's noise is the only randomness: one batched search
+    noise = jax.vmap(lambda k: jax.random.gumbel(k, root[0].shape[1:], root[0].dtype))(rng_key)
+    return gumbel_policy(cfg, apply_fn, variables, states, root, gumbel_scale * noise,
+                         num_simulations=num_simulations,
+                         max_num_considered_actions=max_num_considered_actions,
+                         min_pass_moves=min_pass_moves)
+
+  # PUCT breaks ties between equal children with noise drawn for each game of
+  # the batch: searches of one game each, vmapped, keep the games independent.
+  def one(state, key, logits, value, legal):
+    batch_of_one = lambda tree: jax.tree.map(lambda x: x[None], tree)
+    out = search(batch_of_one(state), key, batch_of_one((logits, value, legal)), None)
+    return jax.tree.map(lambda x: x[0], out)
+
+  return jax.vmap(one)(states, rng_key, *root)
+
+
+def gumbel_policy(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState, root,
+                  gumbel: jax.Array, *, num_simulations: int, max_num_considered_actions: int,
+                  min_pass_moves: int = 0) -> mctx.PolicyOutput:
+  """mctx.gumbel_muzero_policy with the root's Gumbel noise given, one row per game.
+
+  The same search (mctx.search with mctx's Gumbel root and interior action
+  selection and completed Q-values), action (the best of the most visited
+  actions by noise + prior logit + completed Q) and improved policy; only the
+  noise comes from the caller, so each game's can come from its own key.
+
+  Args:
+    root: (logits, value, legal) of `states`, as `evaluate` returns them.
+    gumbel: [B, A] the root's noise, already scaled.
+  """
+  logits, value, legal = root
+  logits = masked_logits(logits, legal)
+  tree = mctx.search(
+      params=variables, rng_key=jax.random.PRNGKey(0),  # neither selection draws from it
+      root=mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states),
+      recurrent_fn=make_recurrent_fn(cfg, apply_fn, min_pass_moves),
+      root_action_selection_fn=functools.partial(
+          mctx.gumbel_muzero_root_action_selection, num_simulations=num_simulations,
+          max_num_considered_actions=max_num_considered_actions,
+          qtransform=mctx.qtransform_completed_by_mix_value),
+      interior_action_selection_fn=functools.partial(
+          mctx.gumbel_muzero_interior_action_selection,
+          qtransform=mctx.qtransform_completed_by_mix_value),
+      num_simulations=num_simulations, invalid_actions=~legal,
+      extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel))
+  visits = tree.summary().visit_counts
+  completed_q = jax.vmap(mctx.qtransform_completed_by_mix_value, in_axes=(0, None))(
+      tree, mctx.Tree.ROOT_INDEX)
+  # Sequential halving's winner: among the most visited actions, the highest
+  # noise + logit + completed Q (logits already have their maximum at 0).
+  most_visited = visits == jnp.max(visits, axis=-1, keepdims=True)
+  score = jnp.maximum(-1e9, gumbel + logits + completed_q)
+  action = jnp.argmax(jnp.where(most_visited & legal, score, -jnp.inf), axis=-1)
+  weights = jax.nn.softmax(masked_logits(logits + completed_q, legal))
+  return mctx.PolicyOutput(action=action.astype(jnp.int32), action_weights=weights,
+                           search_tree=tree)
+
+
+def _per_game(rng_key: jax.Array) -> bool:
+  """Whether `rng_key` is a batch of keys (one per game) rather than one key."""
+  if jax.dtypes.issubdtype(rng_key.dtype, jax.dtypes.prng_key):
+    return rng_key.ndim == 1
+  return rng_key.ndim == 2
+
+
+def _policy(cfg, apply_fn, variables, states, rng_key, root, reuse, *, algorithm,
+            num_simulations, max_num_considered_actions, gumbel_scale, dirichlet_alpha,
+            dirichlet_fraction, pb_c_init, pb_c_base, min_pass_moves) -> mctx.PolicyOutput:
+  """The mctx policy call of run_search on a batch, with one key."""
   logits, value, legal = root
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
   recurrent_fn = make_recurrent_fn(cfg, apply_fn, min_pass_moves)
   if algorithm == "gumbel":
-    if reuse is not None:
-      raise ValueError("reuse: only the PUCT search reuses trees (Gumbel plans its root visits "
-                       "from zero)")
     return mctx.gumbel_muzero_policy(
         variables, rng_key, root, recurrent_fn, num_simulations,
         invalid_actions=~legal, max_num_considered_actions=max_num_considered_actions,
         gumbel_scale=gumbel_scale)
-  if algorithm == "puct":
-    alpha = dirichlet_alpha_for(cfg) if dirichlet_alpha is None else dirichlet_alpha
-    capacity, loop_fn = num_simulations, jax.lax.fori_loop
-    if reuse is not None:
-      kept_tree, kept = reroot(reuse, find_node(reuse, states), 2 * num_simulations + 1)
-      capacity, loop_fn = 2 * num_simulations, _reusing_loop(kept_tree, kept, num_simulations)
-    return mctx.muzero_policy(
-        variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
-        invalid_actions=~legal, dirichlet_fraction=dirichlet_fraction,
-        dirichlet_alpha=alpha, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
-  raise ValueError(f"search algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+  capacity, loop_fn = num_simulations, jax.lax.fori_loop
+  if reuse is not None:
+    kept_tree, kept = reroot(reuse, find_node(reuse, states), 2 * num_simulations + 1)
+    capacity, loop_fn = 2 * num_simulations, _reusing_loop(kept_tree, kept, num_simulations)
+  return mctx.muzero_policy(
+      variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
+      invalid_actions=~legal, dirichlet_fraction=dirichlet_fraction,
+      dirichlet_alpha=dirichlet_alpha, pb_c_init=pb_c_init, pb_c_base=pb_c_base)

@@ -60,9 +60,11 @@ class StepRecord:
     resign_checked: [B] bool, an ended no-resign game in which a colour would
       have resigned.
     false_resign: [B] bool, ... and that colour won.
-    root_evaluated: [B] bool, the network evaluated the position searched at
-      this step (False: its evaluation came from the previous search or from
-      the run's evaluation of the empty board).
+    root_evaluated: [B] bool, the network had to evaluate the position searched
+      at this step (False: its evaluation came from the previous search or
+      from the run's evaluation of the empty board). Per game, so the same on
+      any number of devices; when many are True, the network runs on the
+      whole batch.
   """
 
   planes: jax.Array
@@ -102,10 +104,25 @@ class RootEvaluation:
 def new_games(cfg: go.GoConfig, rng_key: jax.Array, batch: int, *,
               no_resign_fraction: float) -> Games:
   """B fresh games; each may resign with probability 1 - no_resign_fraction."""
+  return _fresh_games(cfg, jax.random.split(rng_key, batch), no_resign_fraction)
+
+
+def _fresh_games(cfg: go.GoConfig, keys: jax.Array, no_resign_fraction: float) -> Games:
+  """Fresh games, one per key; whether each may resign is drawn from its own key."""
+  batch = keys.shape[0]
   states = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
-  may_resign = jax.random.uniform(rng_key, (batch,)) >= no_resign_fraction
-  return Games(states=states, may_resign=may_resign,
-               would_resign=jnp.zeros(batch, jnp.int8))
+  may_resign = jax.vmap(lambda k: jax.random.uniform(k) >= no_resign_fraction)(keys)
+  return Games(states=states, may_resign=may_resign, would_resign=jnp.zeros(batch, jnp.int8))
+
+
+def game_keys(rng_key: jax.Array, first_game, batch: int) -> jax.Array:
+  """[B] PRNG keys, game i's folded from `rng_key` and its global index first_game + i.
+
+  A game's randomness depends only on the step's key and its index, never on
+  how the games are split over devices.
+  """
+  index = jnp.asarray(first_game, jnp.int32) + jnp.arange(batch, dtype=jnp.int32)
+  return jax.vmap(lambda i: jax.random.fold_in(rng_key, i))(index)
 
 
 def _select(mask, a, b):
@@ -136,8 +153,8 @@ def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
   """
   batch = games.states.to_play.shape[0]
   known = RootEvaluation.unknown(batch, cfg.num_actions)
-  games, _, record = _step(cfg, apply_fn, variables, games, known, known, rng_key, spare=0,
-                           **kwargs)
+  games, _, record = _step(cfg, apply_fn, variables, games, known, known,
+                           game_keys(rng_key, 0, batch), spare=0, **kwargs)
   return games, record
 
 
@@ -150,47 +167,47 @@ def root_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.G
   unknown, it runs on a sub-batch of `spare` positions; otherwise on all.
 
   Returns:
-    (logits [B, A], value [B], legal [B, A], evaluated [B] bool).
+    (logits [B, A], value [B], legal [B, A], missing [B] bool: not known before).
   """
   legal = legal_mask(cfg, states, min_pass_moves)
   missing = ~known.known
   count = jnp.sum(missing)
 
   def cached():
-    return known.logits, known.value, jnp.zeros_like(missing)
+    return known.logits, known.value
 
   def some():
     rows = jnp.argsort(known.known, stable=True)[:spare]           # the unknown ones first
     logits, value = apply_fn(variables, planes[rows])
     take = missing[rows]
     return (known.logits.at[rows].set(jnp.where(take[:, None], logits, known.logits[rows])),
-            known.value.at[rows].set(jnp.where(take, value, known.value[rows])), missing)
+            known.value.at[rows].set(jnp.where(take, value, known.value[rows])))
 
   def every():
-    logits, value = apply_fn(variables, planes)
-    return logits, value, jnp.ones_like(missing)
+    return apply_fn(variables, planes)
 
   branches = [cached, some, every] if spare else [cached, every, every]
   branch = jnp.where(count == 0, 0, jnp.where(count <= spare, 1, 2))
-  logits, value, evaluated = jax.lax.switch(branch, branches)
-  return masked_logits(logits, legal), value, legal, evaluated
+  logits, value = jax.lax.switch(branch, branches)
+  return masked_logits(logits, legal), value, legal, missing
 
 
 def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: RootEvaluation,
-          rng_key, *, spare: int, search: dict, temperature_moves: int, resign_threshold: float,
+          keys, *, spare: int, search: dict, temperature_moves: int, resign_threshold: float,
           resign_min_moves: int, no_resign_fraction: float):
   """selfplay_step with known root evaluations; also returns those of the next positions.
 
   Args:
     known: what is known of the current positions' evaluations.
     fresh: [B] the evaluation of a new game's position (known or not).
+    keys: [B] PRNG keys, one per game (game_keys).
     spare: sub-batch size for the positions without a known evaluation.
   """
-  k_search, k_sample, k_new = jax.random.split(rng_key, 3)
+  split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
+  k_search, k_sample, k_new = split[:, 0], split[:, 1], split[:, 2]
   states = games.states
-  batch = states.to_play.shape[0]
   planes = go.features(cfg, states)
-  logits, value, legal, evaluated = root_evaluation(
+  logits, value, legal, missing = root_evaluation(
       cfg, apply_fn, variables, states, planes, known,
       min_pass_moves=search.get("min_pass_moves", 0), spare=spare)
   out = run_search(cfg, apply_fn, variables, states, k_search, root=(logits, value, legal),
@@ -200,7 +217,8 @@ def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: 
     best = out.action
   else:
     best = jnp.argmax(out.search_tree.summary().visit_counts, axis=-1)
-  sampled = jax.random.categorical(k_sample, jnp.log(jnp.maximum(weights, 1e-30)))
+  sampled = jax.vmap(lambda k, w: jax.random.categorical(k, jnp.log(jnp.maximum(w, 1e-30))))(
+      k_sample, weights)
   sampled = jnp.where(jnp.take_along_axis(weights, sampled[:, None], 1)[:, 0] > 0, sampled, best)
   action = jnp.where(states.move_count < temperature_moves, sampled, best).astype(jnp.int32)
 
@@ -232,8 +250,8 @@ def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: 
       resigned=resign,
       resign_checked=checked,
       false_resign=checked & (result * would_resign > 0),
-      root_evaluated=evaluated)
-  new = new_games(cfg, k_new, batch, no_resign_fraction=no_resign_fraction)
+      root_evaluated=missing)
+  new = _fresh_games(cfg, k_new, no_resign_fraction)
   games = Games(states=after, may_resign=games.may_resign, would_resign=would_resign)
   return _select(ended, new, games), _select(ended, fresh, _child_evaluation(out.search_tree, action)), record
 
@@ -249,7 +267,8 @@ def _child_evaluation(tree: mctx.Tree, action: jax.Array) -> RootEvaluation:
 
 
 def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_key: jax.Array,
-             num_steps: int, *, spare_fraction: float = 0.125, **kwargs) -> tuple[Games, StepRecord]:
+             num_steps: int, *, spare_fraction: float = 0.125, first_game=0,
+             **kwargs) -> tuple[Games, StepRecord]:
   """Runs `num_steps` self-play steps (lax.scan). Consumes `rng_key`.
 
   Each step's result is that of selfplay_step; the network's evaluations of
@@ -258,6 +277,8 @@ def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_k
   Args:
     spare_fraction: share of the B games whose root may be evaluated in a
       sub-batch when their evaluation is not known (0: always all of them).
+    first_game: global index of `games`' first game (for its PRNG keys); a
+      device holding a shard of the games passes the shard's offset.
     **kwargs: as selfplay_step.
 
   Returns:
@@ -271,8 +292,8 @@ def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_k
 
   def step(carry, key):
     games, known = carry
-    games, known, record = _step(cfg, apply_fn, variables, games, known, fresh, key,
-                                 spare=spare, **kwargs)
+    games, known, record = _step(cfg, apply_fn, variables, games, known, fresh,
+                                 game_keys(key, first_game, batch), spare=spare, **kwargs)
     return (games, known), record
 
   known = RootEvaluation.unknown(batch, cfg.num_actions)

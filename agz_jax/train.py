@@ -19,6 +19,7 @@ import ml_collections
 import numpy as np
 import optax
 from flax import struct
+from jax.sharding import PartitionSpec
 
 from agz_jax import arena, checkpoint, go, parallel, replay, sgf
 from agz_jax.metrics import MetricWriter, check_finite, log, progress_line
@@ -134,8 +135,14 @@ def _augment(planes, policy, rng_key):
   return jax.vmap(go.transform_planes)(planes, k), jax.vmap(go.transform_policy)(policy, k)
 
 
-def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, dict, dict]:
+def iteration(config, model, optimizer, state: TrainState,
+              mesh=None) -> tuple[TrainState, dict, dict]:
   """One iteration: T self-play steps on B games, then K updates. Jit and donate `state`.
+
+  With a mesh, every device plays its own shard of the games without talking
+  to the others (shard_map); a game's randomness comes from its global index,
+  so the games are the same on any number of devices. The updates run on the
+  whole sharded minibatch (gradients are averaged over the devices).
 
   Returns:
     (state, metrics: dict of [] scalars, trace: dict of [T, S] arrays, the moves
@@ -149,11 +156,15 @@ def iteration(config, model, optimizer, state: TrainState) -> tuple[TrainState, 
   variables = {"params": state.params, "batch_stats": state.batch_stats}
   if config.eval.gating:
     variables = state.reference  # AGZ: self-play by the best network so far
-  games, records = selfplay(
-      cfg, apply_fn, variables, state.games, k_play, sp.steps_per_iteration,
+  play = functools.partial(
+      selfplay, cfg, apply_fn, num_steps=sp.steps_per_iteration,
       search=selfplay_search_kwargs(config), temperature_moves=sp.temperature_moves,
       resign_threshold=sp.resign_threshold, resign_min_moves=sp.resign_min_moves,
       no_resign_fraction=sp.no_resign_fraction)
+  games, records = parallel.per_shard(
+      mesh, lambda v, g, k, first_game: play(v, g, k, first_game=first_game), games_arg=1,
+      out_specs=(PartitionSpec(parallel.DATA), PartitionSpec(None, parallel.DATA)))(
+          variables, state.games, k_play)
   buffer = replay.add(state.buffer, records)
 
   grad_fn = jax.value_and_grad(functools.partial(loss_fn, model, tr.weight_decay), has_aux=True)
@@ -229,7 +240,7 @@ class Trainer:
         lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, self.shardings)
     self._init = jax.jit(init, out_shardings=self.shardings)
     self.iteration = jax.jit(
-        functools.partial(iteration, config, self.model, self.optimizer),
+        functools.partial(iteration, config, self.model, self.optimizer, mesh=self.mesh),
         in_shardings=(self.shardings,),
         out_shardings=(self.shardings, None, parallel.replicated(self.mesh)), donate_argnums=0)
     self.evaluate = jax.jit(

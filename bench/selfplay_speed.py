@@ -22,6 +22,7 @@ layer shapes.
   python bench/selfplay_speed.py                  # 9x9, batch 256, 32 simulations, 6x64 network
   python bench/selfplay_speed.py --algorithm puct --dtype bfloat16
   python bench/selfplay_speed.py --batch 32 --simulations 8 --steps 4 --blocks 1 --channels 16
+  python bench/selfplay_speed.py --cpu-devices 2   # both sides' games split over 2 CPU devices
 """
 
 import argparse
@@ -200,6 +201,13 @@ def measure(args):
 
   run_ours, games = ours_loop(cfg, apply_fn, b, t, args.algorithm, s)
   run_peer, state = pgx_loop(cfg, apply_fn, b, t, args.algorithm, s)
+  if jax.device_count() > 1:  # both sides' games split over the devices, parameters replicated
+    mesh = jax.sharding.Mesh(np.asarray(jax.devices()), ("games",))
+    split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("games"))
+    games, state = jax.device_put((games, state), split)
+    variables = jax.device_put(variables, jax.sharding.NamedSharding(
+        mesh, jax.sharding.PartitionSpec()))
+    print(f"  games split over {jax.device_count()} devices, for both", flush=True)
   forward = forward_loop(apply_fn)
   planes = jax.random.bernoulli(jax.random.PRNGKey(3), 0.3, (s + 1,) + planes_shape)
   planes = planes.astype(jnp.float32)
@@ -259,9 +267,14 @@ def main():
   parser.add_argument("--steps", type=int, default=8, help="self-play steps per timed call (T)")
   parser.add_argument("--repeats", type=int, default=7,
                       help="timed rounds (each side once per round)")
+  parser.add_argument("--cpu-devices", type=int, default=1,
+                      help="on a CPU: split it into this many JAX devices (one per core uses "
+                           "every core: XLA runs a convolution on one core)")
   parser.add_argument("--peak-tflops", type=float, default=989.0,
                       help="GPU dense bf16 peak, for the network's share of it (H100/H200: 989)")
   args = parser.parse_args()
+  if args.cpu_devices > 1:
+    jax.config.update("jax_num_cpu_devices", args.cpu_devices)
   print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
   measure(args)
 

@@ -26,4 +26,5 @@ def get_config():
   c.eval.every = 50
   c.eval.num_games = 32
   c.eval.num_simulations = 8
+  c.mesh.cpu_devices = 2  # one per core: XLA runs each convolution on a single core
   return c

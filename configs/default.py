@@ -79,4 +79,7 @@ def get_config() -> ml_collections.ConfigDict:
 
   c.mesh = ml_collections.ConfigDict()
   c.mesh.num_devices = -1  # -1: every device of every host
+  # Without an accelerator: JAX CPU devices to split the host into. XLA runs a
+  # convolution on one core, so one device per core puts every core to work.
+  c.mesh.cpu_devices = 1
   return c

@@ -58,4 +58,5 @@ def get_config() -> ml_collections.ConfigDict:
 
   c.mesh = ml_collections.ConfigDict()
   c.mesh.num_devices = -1
+  c.mesh.cpu_devices = 1  # see configs/default.py
   return c

@@ -10,6 +10,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import mctx
 import numpy as np
 import pytest
 
@@ -255,6 +256,61 @@ def test_run_search_never_weights_illegal_actions(algorithm):
       np.testing.assert_array_equal(visits[~masks], 0)
       action = np.asarray(out.action)
       assert all(masks[i, a] for i, a in enumerate(action)), action
+
+
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_with_a_key_per_game_a_games_search_does_not_depend_on_its_batch(algorithm):
+  model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
+  apply_fn = lambda v, x: model.apply(v, x, train=False)
+  search_fn = jax.jit(lambda v, states, keys: search.run_search(
+      CFG, apply_fn, v, states, keys, algorithm=algorithm, num_simulations=16,
+      max_num_considered_actions=8))
+  run = lambda states, keys: search_fn(_net_variables(), states, keys)
+  states = _masking_states()
+  keys = jax.random.split(jax.random.PRNGKey(7), len(states))
+  together = run(stack(states), keys)
+  one = jax.tree.map(lambda x: x[None], states[2])
+  alone = run(one, keys[2:3])                                     # the same game and key
+  other_key = run(one, keys[1:2])                                 # the same game, another key
+  np.testing.assert_allclose(np.asarray(alone.action_weights[0]),
+                             np.asarray(together.action_weights[2]), atol=1e-6)
+  assert int(alone.action[0]) == int(together.action[2])
+  np.testing.assert_array_equal(np.asarray(alone.search_tree.summary().visit_counts[0]),
+                                np.asarray(together.search_tree.summary().visit_counts[2]))
+  # The key matters: its root noise changes the search (the empty board has many equal moves).
+  assert not np.allclose(np.asarray(other_key.search_tree.summary().visit_counts[0]),
+                         np.asarray(together.search_tree.summary().visit_counts[2]))
+  with pytest.raises(ValueError, match="one PRNG key for the batch"):
+    search.run_search(CFG, apply_fn, _net_variables(), stack(states), keys, algorithm="puct",
+                      reuse=together.search_tree)
+
+
+def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
+  """Our batched Gumbel search takes its noise from the caller; given the noise mctx draws from a
+  key (split the key, Gumbel noise of the logits' shape) it returns mctx's result."""
+  model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
+  apply_fn = lambda v, x: model.apply(v, x, train=False)
+  states = stack(_masking_states())
+
+  def both(v, key):
+    root = search.evaluate(CFG, apply_fn, v, states)
+    theirs = mctx.gumbel_muzero_policy(
+        v, key, mctx.RootFnOutput(prior_logits=root[0], value=root[1], embedding=states),
+        search.make_recurrent_fn(CFG, apply_fn), 16, invalid_actions=~root[2],
+        max_num_considered_actions=8)
+    noise = jax.random.gumbel(jax.random.split(key)[1], root[0].shape, root[0].dtype)
+    ours = search.gumbel_policy(CFG, apply_fn, v, states, root, noise, num_simulations=16,
+                                max_num_considered_actions=8)
+    return ours, theirs
+
+  run = jax.jit(both)
+  for seed in range(3):
+    ours, theirs = run(_net_variables(), jax.random.PRNGKey(seed))
+    np.testing.assert_array_equal(np.asarray(ours.action), np.asarray(theirs.action))
+    np.testing.assert_allclose(np.asarray(ours.action_weights), np.asarray(theirs.action_weights),
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(ours.search_tree.summary().visit_counts),
+                                  np.asarray(theirs.search_tree.summary().visit_counts))
 
 
 def test_dirichlet_alpha_scales_with_the_board():
