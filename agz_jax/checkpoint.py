@@ -14,6 +14,7 @@ yardstick of a learning check (`--checkpoint WORKDIR/checkpoints/0`).
 """
 
 import json
+import logging
 import os
 import signal
 import warnings
@@ -134,5 +135,26 @@ def load_network(path: str):
   directory = find_checkpoint(path)
   with open(os.path.join(directory, "config", "metadata"), encoding="utf-8") as f:
     config = ml_collections.ConfigDict(json.load(f))
-  variables = ocp.StandardCheckpointer().restore(os.path.join(directory, "network"))
-  return config, variables
+  return config, restore_numpy(os.path.join(directory, "network"))
+
+
+def restore_numpy(path: str):
+  """A checkpointed pytree as numpy arrays on the host, whatever devices saved it.
+
+  A run on 8 devices, a GPU or a TPU pod saves arrays with its own shardings;
+  a player on one CPU must not need that topology to read them.
+  """
+  import jax  # pylint: disable=import-outside-toplevel
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  # Orbax warns that an item folder has no metadata file of its own (the
+  # checkpoint folder holds it); a player's stderr should not show that.
+  absl_logger = logging.getLogger("absl")
+  level = absl_logger.level
+  absl_logger.setLevel(logging.ERROR)
+  try:
+    with ocp.PyTreeCheckpointer() as checkpointer:
+      tree = checkpointer.metadata(path).item_metadata.tree
+      as_numpy = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+      return checkpointer.restore(path, restore_args=as_numpy)
+  finally:
+    absl_logger.setLevel(level)

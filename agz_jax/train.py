@@ -305,7 +305,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> Train
         state, match = trainer.evaluate(state)
         metrics.update({k: float(v) for k, v in parallel.to_host(match).items()})
       writer.write(it, metrics)
-      recent = np.median(times[-5:]) if len(times) > 1 else seconds
+      recent = np.median(times[1:][-5:]) if len(times) > 1 else seconds  # not the compiling one
       log(progress_line(it, total, metrics, seconds, recent * (total - it),
                          min_ready=config.replay.min_ready, compiled=it == start + 1))
       if "eval_win_rate" in metrics:

@@ -33,7 +33,9 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from agz_jax import go
+from jax.sharding import PartitionSpec as P
+
+from agz_jax import go, parallel
 from agz_jax.nets import AlphaZeroNet
 from agz_jax.search import dirichlet_alpha_for
 from agz_jax.selfplay import new_games, selfplay
@@ -50,30 +52,38 @@ DIRICHLET_FRACTION, PB_C_INIT, PB_C_BASE = 0.25, 1.25, 19652.0
 
 
 def ours_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
-              simulations: int):
-  """A jitted (variables, games, key) -> (games, records) of `steps` self-play steps."""
+              simulations: int, mesh=None):
+  """A jitted (variables, games, key) -> (games, records) of `steps` self-play steps.
+
+  With a mesh, each device plays its shard of the games, as training does.
+  """
   search = dict(algorithm=algorithm, num_simulations=simulations,
                 max_num_considered_actions=MAX_CONSIDERED, gumbel_scale=GUMBEL_SCALE,
                 dirichlet_fraction=DIRICHLET_FRACTION, pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
 
-  @jax.jit
-  def run(variables, games, key):
-    return selfplay(cfg, apply_fn, variables, games, key, steps, search=search, **SELFPLAY)
+  def play(variables, games, key, first_game):
+    return selfplay(cfg, apply_fn, variables, games, key, steps, search=search,
+                    first_game=first_game, **SELFPLAY)
 
+  run = jax.jit(parallel.per_shard(mesh, play, games_arg=1,
+                                   out_specs=(P(parallel.DATA), P(None, parallel.DATA))))
   games = new_games(cfg, jax.random.PRNGKey(0), batch,
                     no_resign_fraction=SELFPLAY["no_resign_fraction"])
   return run, games
 
 
 def pgx_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
-             simulations: int):
-  """The same for pgx.go.Go searched with mctx (pgx's AlphaZero example)."""
+             simulations: int, mesh=None):
+  """The same for pgx.go.Go searched with mctx (pgx's AlphaZero example).
+
+  With a mesh, each device runs the loop on its shard of the games with its
+  own key, as the example does with pmap.
+  """
   import pgx.go  # pylint: disable=import-outside-toplevel
   from pgx.experimental import auto_reset  # pylint: disable=import-outside-toplevel
   env = pgx.go.Go(size=cfg.size, komi=cfg.komi, history_length=cfg.history,
                   max_terminal_steps=cfg.max_moves)
   play = jax.vmap(auto_reset(env.step, env.init))
-  rows = jnp.arange(batch)
 
   def evaluate(variables, state):
     logits, value = apply_fn(variables, state.observation)
@@ -82,6 +92,7 @@ def pgx_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
 
   def recurrent_fn(variables, rng_key, action, state):
     del rng_key
+    rows = jnp.arange(action.shape[0])
     mover = state.current_player
     state = jax.vmap(env.step)(state, action)
     logits, value = evaluate(variables, state)
@@ -93,6 +104,7 @@ def pgx_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
 
   def step(variables, state, key):
     k_search, k_reset = jax.random.split(key)
+    rows = jnp.arange(state.current_player.shape[0])
     logits, value = evaluate(variables, state)
     root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
     if algorithm == "gumbel":
@@ -105,17 +117,21 @@ def pgx_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
           variables, k_search, root, recurrent_fn, simulations,
           invalid_actions=~state.legal_action_mask, dirichlet_fraction=DIRICHLET_FRACTION,
           dirichlet_alpha=dirichlet_alpha_for(cfg), pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
-    after = play(state, out.action, jax.random.split(k_reset, batch))
+    after = play(state, out.action, jax.random.split(k_reset, rows.shape[0]))
     record = (state.observation, out.action_weights, after.rewards[rows, state.current_player],
               after.terminated)
     return after, record
 
-  @jax.jit
-  def run(variables, state, key):
+  def loop(variables, state, key):
+    if mesh is not None:
+      key = jax.random.fold_in(key, jax.lax.axis_index(parallel.DATA))
     return jax.lax.scan(lambda s, k: step(variables, s, k), state, jax.random.split(key, steps))
 
+  if mesh is not None:
+    loop = jax.shard_map(loop, mesh=mesh, in_specs=(P(), P(parallel.DATA), P()),
+                         out_specs=(P(parallel.DATA), P(None, parallel.DATA)), check_vma=False)
   state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), batch))
-  return run, state
+  return jax.jit(loop), state
 
 
 def forward_loop(apply_fn):
@@ -176,12 +192,14 @@ def _timed_rounds(calls: dict, repeats: int) -> dict:
   return times
 
 
-def _root_evaluations(records, batch: int, steps: int) -> float:
-  """Positions our network evaluated at the roots per step: B when more than a
-  sub-batch lacked an evaluation, the sub-batch's size when some did, else 0."""
-  missing = np.asarray(records.root_evaluated).sum(axis=1)
-  spare = max(1, int(batch * SPARE_FRACTION))
-  return float(np.sum(np.where(missing > spare, batch, np.where(missing > 0, spare, 0)))) / steps
+def _root_evaluations(records, batch: int, steps: int, devices: int) -> float:
+  """Positions our network evaluated at the roots per step. Each device decides
+  for its shard: all its games when more than a sub-batch lacked an evaluation,
+  the sub-batch's size when some did, else none."""
+  shard = batch // devices
+  missing = np.asarray(records.root_evaluated).reshape(steps, devices, shard).sum(axis=2)
+  spare = max(1, int(shard * SPARE_FRACTION))
+  return float(np.sum(np.where(missing > spare, shard, np.where(missing > 0, spare, 0)))) / steps
 
 
 def measure(args):
@@ -199,26 +217,26 @@ def measure(args):
   print(f"  a step = {b} positions for both; the peer's network evaluates {b} * ({s} + 1) = "
         f"{evals_per_step:,} positions per step", flush=True)
 
-  run_ours, games = ours_loop(cfg, apply_fn, b, t, args.algorithm, s)
-  run_peer, state = pgx_loop(cfg, apply_fn, b, t, args.algorithm, s)
-  if jax.device_count() > 1:  # both sides' games split over the devices, parameters replicated
-    mesh = jax.sharding.Mesh(np.asarray(jax.devices()), ("games",))
-    split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("games"))
-    games, state = jax.device_put((games, state), split)
-    variables = jax.device_put(variables, jax.sharding.NamedSharding(
-        mesh, jax.sharding.PartitionSpec()))
-    print(f"  games split over {jax.device_count()} devices, for both", flush=True)
+  mesh = parallel.make_mesh() if jax.device_count() > 1 else None
+  run_ours, games = ours_loop(cfg, apply_fn, b, t, args.algorithm, s, mesh)
+  run_peer, state = pgx_loop(cfg, apply_fn, b, t, args.algorithm, s, mesh)
+  if mesh is not None:  # both sides' games split over the devices, parameters replicated
+    games, state = jax.device_put((games, state), parallel.split_leading(mesh))
+    variables = jax.device_put(variables, parallel.replicated(mesh))
+    print(f"  each of {jax.device_count()} devices plays its shard of the games, for both",
+          flush=True)
   forward = forward_loop(apply_fn)
   planes = jax.random.bernoulli(jax.random.PRNGKey(3), 0.3, (s + 1,) + planes_shape)
   planes = planes.astype(jnp.float32)
   ours_call = _chained(run_ours, variables, games)
-  times = _timed_rounds({"ours": ours_call,
-                         "peer": _chained(run_peer, variables, state),
-                         "net": lambda key: forward(variables, planes)}, args.repeats)
-  ours, peer, net_step = (min(times[k]) for k in ("ours", "peer", "net"))
+  calls = {"ours": ours_call, "peer": _chained(run_peer, variables, state)}
+  if mesh is None:  # the network alone is timed on one device
+    calls["net"] = lambda key: forward(variables, planes)
+  times = _timed_rounds(calls, args.repeats)
+  ours, peer = min(times["ours"]), min(times["peer"])
   median_ratio = float(np.median(np.asarray(times["peer"]) / np.asarray(times["ours"])))
   _, records = ours_call(jax.random.PRNGKey(args.repeats + 1))  # a steady-state call, for counts
-  ours_evals = b * s + _root_evaluations(records, b, t)
+  ours_evals = b * s + _root_evaluations(records, b, t, jax.device_count())
   ours_pos, peer_pos = b * t / ours, b * t / peer
   print(f"  agz_jax self-play      {ours_pos:12,.1f} positions/s  "
         f"{ours_pos * ours_evals / b:12,.0f} network evaluations/s "
@@ -231,6 +249,9 @@ def measure(args):
     met = min(ours_pos / peer_pos, median_ratio) >= CPU_TARGET
     line += f"; CPU target {CPU_TARGET}x: {'met' if met else 'NOT met'}"
   print(line)
+  if mesh is not None:
+    return
+  net_step = min(times["net"])
   print(f"  network alone: {s + 1} forwards at batch {b} take {net_step * 1e3:,.1f} ms "
         f"({evals_per_step / net_step:,.0f} evaluations/s), "
         f"{net_step / (ours / t):.0%} of an agz_jax step ({ours / t * 1e3:,.1f} ms), "

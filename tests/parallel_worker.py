@@ -18,6 +18,7 @@ metrics (trainer mode) and facts about the shardings.
 
 import json
 import os
+import re
 import signal
 import sys
 
@@ -76,6 +77,16 @@ def _snapshot(prefix: str, state, metrics=None) -> dict:
   return {f"{prefix}/{k}": v for k, v in out.items()}
 
 
+def _collectives_in_loops(hlo_text: str) -> int:
+  """Collective operations in the program's computations other than its entry (loop bodies,
+  conditions, branches). On CPU the iteration's K updates are unrolled into the entry, so any
+  collective left in a loop belongs to self-play."""
+  ops = re.compile(r"\b(all-reduce|all-gather|all-to-all|collective-permute|reduce-scatter)"
+                   r"(-start)?\(")
+  blocks = re.split(r"\n(?=\S)", hlo_text)
+  return sum(len(ops.findall(block)) for block in blocks if not block.startswith("ENTRY"))
+
+
 def run_trainer(out_path: str, overrides_json: str) -> None:
   """Two iterations of Trainer on a 1-device mesh and on a mesh of every device."""
   import jax  # pylint: disable=import-outside-toplevel
@@ -89,6 +100,8 @@ def run_trainer(out_path: str, overrides_json: str) -> None:
     config.mesh.num_devices = devices
     trainer = train.Trainer(config)
     state = trainer.init(config.seed)
+    out[f"d{devices}/loop_collectives"] = np.int32(_collectives_in_loops(
+        trainer.iteration.lower(state).compile().as_text()))
     out.update(_snapshot(f"d{devices}/it0", state))
     for it in (1, 2):
       state, metrics, _ = trainer.iteration(state)
