@@ -26,7 +26,7 @@ import time
 import agz_jax
 from agz_jax import go, sgf
 from agz_jax.go.coords import COLUMNS
-from agz_jax.player import NetworkPlayer, RandomPlayer, win_rate
+from agz_jax.player import NetworkPlayer, RandomPlayer, sensible, win_rate
 
 COMMANDS = (
     "protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
@@ -237,7 +237,21 @@ class Engine:
     min_moves = self.resign_min_moves if self.resign_min_moves is not None else self.cfg.num_points // 2
     if win_rate(out["value"]) < self.resign_threshold and int(state.move_count) >= min_moves:
       return "resign", None
-    return go.action_to_gtp(self.cfg, out["action"]), out["action"]
+    action = self._not_a_losing_pass(colour, state, out)
+    return go.action_to_gtp(self.cfg, action), action
+
+  def _not_a_losing_pass(self, colour: int, state, out: dict) -> int:
+    """The chosen action, unless it is a pass while the Tromp-Taylor score is against us:
+    the opponent could end the game by passing too, with its dead stones still counted.
+    Then the most visited (or most likely) candidate that fills none of our own eyes."""
+    action = out["action"]
+    if action != self.cfg.pass_action or colour * go.host_score(self.cfg, state) >= 0:
+      return action
+    allowed = sensible(self.cfg, state)
+    for candidate in out["candidates"]:
+      if candidate["action"] != self.cfg.pass_action and allowed[candidate["action"]]:
+        return candidate["action"]
+    return action
 
   def _simulations_for_move(self) -> int | None:
     budget = self.seconds_per_move

@@ -127,7 +127,7 @@ class NetworkPlayer:
         # AlphaGo's policy network had no pass move and never filled its own eyes: without a
         # value to tell a finished game, pass only when no sensible move is left (the GTP
         # engine also passes when the opponent passed and the score is in our favour).
-        playable = prior * np.asarray(_sensible(cfg, state))
+        playable = prior * sensible(cfg, state)
         if playable.sum() <= 0:
           return {"action": cfg.pass_action, "value": value, "candidates": cands}
       action = int(np.argmax(playable))
@@ -180,6 +180,11 @@ def _policy(model, has_value, cfg, variables, states):
 
 
 _sensible = jax.jit(go.sensible_moves, static_argnums=0)
+
+
+def sensible(cfg: go.GoConfig, state: go.GoState) -> np.ndarray:
+  """[A] bool: the legal moves that do not fill one of the mover's own eyes (go.sensible_moves)."""
+  return np.asarray(_sensible(cfg, state))
 
 
 def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:

@@ -605,6 +605,42 @@ class _FirstLegalPlayer:
                             "pv": [action]}]}
 
 
+class _PassingPlayer:
+  """A stand-in for NetworkPlayer whose search prefers pass, then the given vertices."""
+
+  name = "passing"
+  sizes = (9,)
+  planes = {"history": 8, "features": "agz17"}
+
+  def __init__(self, *vertices):
+    self.vertices = vertices
+
+  def analyse(self, cfg, state, simulations=None):
+    actions = [cfg.pass_action] + [go.gtp_to_action(cfg, v) for v in self.vertices]
+    return {"action": cfg.pass_action, "value": 0.0,
+            "candidates": [{"action": a, "visits": 10 - i, "value": 0.0, "prior": 0.1,
+                            "pv": [a]} for i, a in enumerate(actions)]}
+
+
+def test_no_pass_while_the_score_is_against_us():
+  # Empty board, komi 7.5: black is behind, so its pass could lose at once.
+  engine = gtp.Engine(_PassingPlayer("E5", "D4"), resign_threshold=0.0)
+  assert engine.handle("boardsize 9")[1] and engine.handle("komi 7.5")[1]
+  assert engine.handle("genmove b")[2] == "E5"       # the best candidate other than pass
+  # Black's lone stone reaches every empty point (B+73.5): now white must not pass.
+  assert engine.handle("genmove w")[2] == "D4"
+  # With the score in its favour black passes as its search says.
+  engine = gtp.Engine(_PassingPlayer("E5"), resign_threshold=0.0)
+  engine.handle("komi -10")
+  assert engine.handle("genmove b")[2] == "pass"
+  # Behind, but the only other candidate fills its own eye: pass.
+  engine = gtp.Engine(_PassingPlayer("A1"), resign_threshold=0.0)
+  for command in ("komi 7.5", "play b B1", "play w H8", "play b A2", "play w H7", "play b B2",
+                  "play w H6"):
+    assert engine.handle(command)[1], command
+  assert engine.handle("genmove b")[2] == "pass"
+
+
 @pytest.mark.parametrize("seconds", ["nan", "inf"])
 def test_odd_time_left_does_not_break_genmove(seconds):
   engine = gtp.Engine(_FirstLegalPlayer(), simulations=8)
