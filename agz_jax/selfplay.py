@@ -15,15 +15,17 @@ positions without one (a sampled move the search never visited) are evaluated
 again, in a small sub-batch; the first step of a run evaluates every root.
 """
 
-
 import jax
 import jax.numpy as jnp
-from flax import struct
-
 import mctx
+from flax import struct
 
 from agz_jax import go
 from agz_jax.search import ApplyFn, evaluate, legal_mask, masked_logits, run_search, scores_where
+
+
+# Share of a device's games whose roots may be evaluated in a sub-batch.
+SPARE_FRACTION = 0.125
 
 
 @struct.dataclass
@@ -267,7 +269,7 @@ def _child_evaluation(tree: mctx.Tree, action: jax.Array) -> RootEvaluation:
 
 
 def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_key: jax.Array,
-             num_steps: int, *, spare_fraction: float = 0.125, first_game=0,
+             num_steps: int, *, spare_fraction: float = SPARE_FRACTION, first_game=0,
              **kwargs) -> tuple[Games, StepRecord]:
   """Runs `num_steps` self-play steps (lax.scan). Consumes `rng_key`.
 
@@ -285,7 +287,7 @@ def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_k
     (games, StepRecord with a leading [T] axis).
   """
   batch = games.states.to_play.shape[0]
-  spare = max(1, int(batch * spare_fraction)) if spare_fraction > 0 else 0
+  spare = spare_size(batch, spare_fraction)
   logits, value, _ = _empty_board_evaluation(cfg, apply_fn, variables, kwargs["search"])
   fresh = RootEvaluation(logits=jnp.broadcast_to(logits, (batch,) + logits.shape[1:]),
                          value=jnp.broadcast_to(value, (batch,)), known=jnp.ones(batch, bool))
@@ -299,6 +301,11 @@ def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_k
   known = RootEvaluation.unknown(batch, cfg.num_actions)
   (games, _), records = jax.lax.scan(step, (games, known), jax.random.split(rng_key, num_steps))
   return games, records
+
+
+def spare_size(batch: int, spare_fraction: float = SPARE_FRACTION) -> int:
+  """Rows of the sub-batch that evaluates roots without a known evaluation (0: none)."""
+  return max(1, int(batch * spare_fraction)) if spare_fraction > 0 else 0
 
 
 def _empty_board_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, search: dict):

@@ -38,7 +38,7 @@ from jax.sharding import PartitionSpec as P
 from agz_jax import go, parallel
 from agz_jax.nets import AlphaZeroNet
 from agz_jax.search import dirichlet_alpha_for
-from agz_jax.selfplay import new_games, selfplay
+from agz_jax.selfplay import new_games, selfplay, spare_size
 
 # The 2-core CPU target at 9x9: ours / peer positions per second.
 CPU_TARGET = 1.2
@@ -47,7 +47,6 @@ CPU_TARGET = 1.2
 SELFPLAY = dict(temperature_moves=10, resign_threshold=-0.9, resign_min_moves=20,
                 no_resign_fraction=0.1)
 MAX_CONSIDERED, GUMBEL_SCALE = 16, 1.0
-SPARE_FRACTION = 0.125  # agz_jax.selfplay.selfplay's default
 DIRICHLET_FRACTION, PB_C_INIT, PB_C_BASE = 0.25, 1.25, 19652.0
 
 
@@ -198,7 +197,7 @@ def _root_evaluations(records, batch: int, steps: int, devices: int) -> float:
   the sub-batch's size when some did, else none."""
   shard = batch // devices
   missing = np.asarray(records.root_evaluated).reshape(steps, devices, shard).sum(axis=2)
-  spare = max(1, int(shard * SPARE_FRACTION))
+  spare = spare_size(shard)
   return float(np.sum(np.where(missing > spare, shard, np.where(missing > 0, spare, 0)))) / steps
 
 
