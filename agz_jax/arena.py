@@ -1,32 +1,31 @@
-"""On-device matches between two networks, and the Elo rating they imply.
+"""On-device matches between two players (an evaluator with its variables each),
+and the Elo rating they imply.
 
-A match plays G games at once, half with each network as black. All games
-start together with black to move, so at every step the same colour moves in
-every unfinished game, and each half of the batch is searched by the network
-whose turn it is: one search of G positions per move, as in self-play.
+A match plays G games at once, half with player a moving first, half with b.
+Each game is searched by the player whose turn it is, read from the game's
+`to_play`: in a game where one player may move twice (Dots and Boxes) the two
+players' games drift apart. While every unfinished game of a half has the same
+player to move (always, in Go) that half costs one search of G/2 positions per
+move; otherwise both players search it and each game takes its own player's
+move.
 """
 
 import jax
 import jax.numpy as jnp
 
-from agz_jax import go
-from agz_jax.search import run_search
+from agz_jax import stats
+from agz_jax.game import Game
+from agz_jax.search import Evaluator, SearchConfig, choose_action, run_search
 
 
-def elo_difference(score: jax.Array, games: int) -> jax.Array:
-  """Elo difference implied by a score (wins + draws / 2) / games, clipped away from 0 and 1."""
-  eps = 0.5 / games
-  s = jnp.clip(score, eps, 1 - eps)
-  return 400.0 * jnp.log10(s / (1 - s))
+def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_key: jax.Array, *,
+               num_games: int, search: SearchConfig, temperature_moves: int) -> dict:
+  """Plays `num_games` games of player a against b. Consumes `rng_key`.
 
-
-def play_match(cfg: go.GoConfig, apply_fn, variables_a, variables_b, rng_key: jax.Array, *,
-               num_games: int, search: dict, temperature_moves: int):
-  """Plays `num_games` games of network a against b. Consumes `rng_key`.
-
-  Games 0 .. G/2-1 have a as black, the rest b as black. The first
-  `temperature_moves` moves are sampled from the search policy so that the games
-  differ; after that each side plays its search's best move.
+  Games 0 .. G/2-1 have a as the first player (+1, black in Go), the rest b.
+  The first `temperature_moves` moves of a game are sampled from the search
+  policy so that the games differ; after that each side plays its search's best
+  move.
 
   Returns:
     dict of [] float32: wins, losses and draws of a; mean game length.
@@ -34,76 +33,71 @@ def play_match(cfg: go.GoConfig, apply_fn, variables_a, variables_b, rng_key: ja
   if num_games % 2:
     raise ValueError(f"eval.num_games must be even (both colours), got {num_games}")
   half = num_games // 2
-  states = jax.vmap(lambda _: go.init(cfg))(jnp.arange(num_games))
+  a_colour = jnp.concatenate([jnp.ones(half, jnp.int8), -jnp.ones(half, jnp.int8)])
 
-  def halves(tree):
-    return jax.tree.map(lambda x: x[:half], tree), jax.tree.map(lambda x: x[half:], tree)
-
-  def move(states, variables, key):
+  def moves(states, variables, key):
     k_search, k_sample = jax.random.split(key)
-    out = run_search(cfg, apply_fn, variables, states, k_search, **search)
-    if search.get("algorithm", "gumbel") == "gumbel":
-      best = out.action
-    else:
-      best = jnp.argmax(out.search_tree.summary().visit_counts, axis=-1)
-    logits = jnp.log(jnp.maximum(out.action_weights, 1e-30))
-    sampled = jax.random.categorical(k_sample, logits)
-    return jnp.where(states.move_count < temperature_moves, sampled, best).astype(jnp.int32)
+    out = run_search(game, evaluator, variables, states, k_search, search)
+    keys = jax.random.split(k_sample, states.to_play.shape[0])
+    return choose_action(search, out, keys, states.move_count, temperature_moves)[0]
+
+  def half_moves(states, colour, key):
+    """The moves of one half's games, each by its player to move; `colour`: a's there."""
+    going = ~states.terminated
+    a_moves = states.to_play == colour
+    only_a, only_b = ~jnp.any(going & ~a_moves), ~jnp.any(going & a_moves)
+
+    def one_player():
+      pick = lambda u, v: jnp.where(only_a, u, v)
+      return moves(states, jax.tree.map(pick, variables_a, variables_b), key)
+
+    def both():
+      return jnp.where(a_moves, moves(states, variables_a, key), moves(states, variables_b, key))
+
+    return jax.lax.cond(only_a | only_b, one_player, both)
 
   def body(carry):
     states, t, key = carry
     key, k0, k1 = jax.random.split(key, 3)
-    black_turn = t % 2 == 0
-    pick = lambda x, y: jax.tree.map(lambda u, v: jnp.where(black_turn, u, v), x, y)
-    first, second = halves(states)
-    actions = jnp.concatenate([
-        move(first, pick(variables_a, variables_b), k0),
-        move(second, pick(variables_b, variables_a), k1)])
-    states = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, actions)
-    return states, t + 1, key
+    first = jax.tree.map(lambda x: x[:half], states)
+    second = jax.tree.map(lambda x: x[half:], states)
+    actions = jnp.concatenate([half_moves(first, 1, k0), half_moves(second, -1, k1)])
+    return game.step_batch(states, actions), t + 1, key
 
   def running(carry):
     states, t, _ = carry
-    return (t < cfg.max_moves) & ~jnp.all(states.terminated)
+    return ~jnp.all(states.terminated)
 
+  states = game.init_batch(num_games)
   states, _, _ = jax.lax.while_loop(running, body, (states, jnp.int32(0), rng_key))
-  result = jax.vmap(lambda s: go.result(cfg, s))(states)                       # for black
-  a_colour = jnp.concatenate([jnp.ones(half), -jnp.ones(half)])
-  for_a = result * a_colour
+  for_a = jax.vmap(game.result)(states) * a_colour
   return dict(wins=jnp.sum(for_a > 0).astype(jnp.float32),
               losses=jnp.sum(for_a < 0).astype(jnp.float32),
               draws=jnp.sum(for_a == 0).astype(jnp.float32),
               length=jnp.mean(states.move_count.astype(jnp.float32)))
 
 
-def evaluate_and_rate(cfg: go.GoConfig, model, config, state):
-  """Matches the current network against `state.reference`, updates Elo and the reference.
+def evaluate_and_rate(game: Game, evaluator: Evaluator, current, reference, elo: jax.Array,
+                      rng_key: jax.Array, *, num_games: int, search: SearchConfig,
+                      temperature_moves: int, gating_threshold: float | None):
+  """Matches the current variables against `reference`; updates the Elo and the reference.
 
-  Without gating the current network becomes the next reference, so the Elo
-  curve adds up the gains of successive evaluations. With gating (AlphaGo Zero)
-  it replaces the reference only when it scores above the threshold.
+  Without gating (`gating_threshold` None) the current network becomes the
+  next reference, so the Elo curve adds up the gains of successive
+  evaluations. With gating (AlphaGo Zero) it replaces the reference only when
+  it scores above the threshold.
 
   Returns:
-    (state, dict of [] float32 metrics: eval_win_rate, elo, eval_games_length,
-    eval_replaced).
+    (reference, elo, dict of [] float32 metrics: eval_win_rate, elo,
+    eval_game_length, eval_replaced).
   """
-  e = config.eval
-  apply_fn = lambda v, x: model.apply(v, x, train=False)
-  current = {"params": state.params, "batch_stats": state.batch_stats}
-  search = dict(algorithm=config.search.algorithm, num_simulations=e.num_simulations,
-                max_num_considered_actions=config.search.max_num_considered_actions,
-                dirichlet_fraction=0.0)
-  key = jax.random.fold_in(jax.random.fold_in(state.rng, state.iteration), 7)
-  outcome = play_match(cfg, apply_fn, current, state.reference, key, num_games=e.num_games,
-                       search=search, temperature_moves=e.temperature_moves)
-  score = (outcome["wins"] + 0.5 * outcome["draws"]) / e.num_games
-  gain = elo_difference(score, e.num_games)
-  replace = score > e.gating_threshold if e.gating else jnp.bool_(True)
-  elo = jnp.where(replace, state.elo + gain, state.elo)
-  reference = jax.tree.map(lambda c, r: jnp.where(replace, c, r), current, state.reference)
+  outcome = play_match(game, evaluator, current, reference, rng_key, num_games=num_games,
+                       search=search, temperature_moves=temperature_moves)
+  score = (outcome["wins"] + 0.5 * outcome["draws"]) / num_games
+  gain = stats.elo_difference(score, num_games)
+  replace = jnp.bool_(True) if gating_threshold is None else score > gating_threshold
+  elo = jnp.where(replace, elo + gain, elo)
+  reference = jax.tree.map(lambda c, r: jnp.where(replace, c, r), current, reference)
   metrics = dict(eval_win_rate=score, elo=elo, eval_game_length=outcome["length"],
                  eval_replaced=replace.astype(jnp.float32))
-  return state.replace(reference=reference, elo=elo), metrics
-
-
-
+  return reference, elo, metrics

@@ -134,8 +134,27 @@ def load_network(path: str):
   import ml_collections  # pylint: disable=import-outside-toplevel
   directory = find_checkpoint(path)
   with open(os.path.join(directory, "config", "metadata"), encoding="utf-8") as f:
-    config = ml_collections.ConfigDict(json.load(f))
+    config = ml_collections.ConfigDict(upgrade_config(json.load(f)))
   return config, restore_numpy(os.path.join(directory, "network"))
+
+
+def upgrade_config(config: dict) -> dict:
+  """A checkpoint's config (as JSON) in today's layout, for checkpoints saved before it.
+
+  Older runs named their input planes in `game.features` (now the network's
+  `model.encoding`), had no `model.kind` (self-play runs trained the residual
+  network, "sl_policy" runs the policy network), no `task` (all were self-play)
+  and no `eval.dirichlet_fraction` (evaluation games had no root noise).
+  """
+  config = json.loads(json.dumps(config))
+  config.setdefault("task", "selfplay")
+  game, model = config.setdefault("game", {}), config.setdefault("model", {})
+  game.setdefault("name", "go")
+  model.setdefault("encoding", game.pop("features", "agz17"))
+  game.pop("features", None)
+  model.setdefault("kind", "policy" if config["task"] == "sl_policy" else "resnet")
+  config.setdefault("eval", {}).setdefault("dirichlet_fraction", 0.0)
+  return config
 
 
 def restore_numpy(path: str):

@@ -87,15 +87,15 @@ def main(argv):
   if not flags.FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
     logging.set_verbosity(logging.WARNING)
   # Imported here so that multi-host start-up happens before JAX touches devices.
-  from agz_jax import parallel, supervised, train  # pylint: disable=import-outside-toplevel
+  from agz_jax import parallel, training  # pylint: disable=import-outside-toplevel
   config = _CONFIG.value
-  tasks = {"selfplay": train.train_and_evaluate, "sl_policy": supervised.train_and_evaluate}
-  if config.task not in tasks:
-    sys.exit(f"launch: config.task must be one of {', '.join(tasks)}, got {config.task!r}")
-  parallel.use_cpu_devices(config.mesh.get("cpu_devices", 1))
+  if config.task not in training.TASKS:
+    sys.exit(f"launch: config.task must be one of {', '.join(training.TASKS)}, "
+             f"got {config.task!r}")
+  parallel.use_cpu_devices(config.mesh.cpu_devices)
   parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
   try:
-    tasks[config.task](config, _WORKDIR.value)
+    training.train_and_evaluate(config, _WORKDIR.value)
   except FileNotFoundError as e:  # missing data or checkpoint: say what to do, no traceback
     sys.exit(f"launch: {e}")
 

@@ -12,7 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import checkpoint, go, search, train
+from agz_jax import checkpoint, go, nets, search
+from agz_jax.game import Game
 
 
 def random_move(cfg: go.GoConfig, state: go.GoState, key: jax.Array) -> jax.Array:
@@ -39,7 +40,7 @@ class RandomPlayer:
 
   name = "random"
   sizes = None  # every size
-  planes = {"history": 8, "features": "agz17"}  # GoConfig fields of the positions it is given
+  planes = {"history": 8}  # GoConfig fields of the positions it is given
 
   def __init__(self, seed: int = 0):
     self._key = jax.random.PRNGKey(seed)
@@ -81,21 +82,19 @@ class NetworkPlayer:
     self.reuse_tree = reuse_tree
     self._tree = None  # (mctx tree, GoConfig) of the last PUCT search
     self.config, variables = checkpoint.load_network(path)
-    # Runs saved before tasks existed were all self-play runs.
-    self.task = self.config.get("task", "selfplay")
+    self.task = self.config.task
     game = self.config.game
-    self.planes = {"history": game.history, "features": game.get("features", "agz17")}
+    self.planes = {"history": game.history}
+    self.encoding = self.config.model.encoding
     self.variables = jax.tree.map(jnp.asarray, variables)
     self.sizes = (game.size,)
     self._key = jax.random.PRNGKey(seed)
+    self.model = nets.make(self.config.model)
     if self.task == "sl_policy":
-      from agz_jax import supervised  # pylint: disable=import-outside-toplevel
-      self.model = supervised.make_model(self.config)
       self.variables = {"params": self.variables["params"]}
       self.simulations, self.algorithm = 0, None
       self.name = f"agz_jax-sl-{self.config.model.layers}x{self.config.model.filters}"
       return
-    self.model = train.make_model(self.config)
     self.simulations = simulations
     self.algorithm = algorithm or self.config.search.algorithm
     self.name = f"agz_jax-{self.config.model.blocks}x{self.config.model.channels}"
@@ -106,7 +105,8 @@ class NetworkPlayer:
 
   def policy(self, cfg: go.GoConfig, state: go.GoState):
     """The network's prior over legal moves and its value: ([A] numpy, float)."""
-    prior, value = _policy(self.model, self.has_value, cfg, self.variables, _batch(state))
+    prior, value = _policy(self.model, self.has_value, self.encoding, cfg, self.variables,
+                           _batch(state))
     return np.asarray(prior[0]), float(value[0])
 
   def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
@@ -141,8 +141,12 @@ class NetworkPlayer:
       tree, tree_cfg = self._tree
       if tree_cfg == cfg and tree.node_visits.shape[1] <= 2 * simulations + 1:
         reuse = tree
-    out, tree = _search(self.model, cfg, self.algorithm, simulations, self.variables,
-                        _batch(state), key, reuse)
+    settings = search.SearchConfig.from_config(
+        self.config.search, algorithm=self.algorithm, num_simulations=simulations,
+        max_num_considered_actions=min(16, cfg.num_actions),
+        dirichlet_fraction=self.config.eval.dirichlet_fraction)
+    out, tree = _search(self.model, self.encoding, cfg, settings, self.variables, _batch(state),
+                        key, reuse)
     self._tree = (tree, cfg) if self.algorithm == "puct" else None
     out = jax.device_get(out)
     visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
@@ -156,26 +160,24 @@ class NetworkPlayer:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _search(model, cfg, algorithm, simulations, variables, states, key, reuse=None):
-  apply_fn = lambda v, x: model.apply(v, x, train=False)
-  out = search.run_search(cfg, apply_fn, variables, states, key, algorithm=algorithm,
-                          num_simulations=simulations,
-                          max_num_considered_actions=min(16, cfg.num_actions),
-                          dirichlet_fraction=0.0, reuse=reuse)
+def _search(model, encoding, cfg, settings, variables, states, key, reuse=None):
+  game = Game(go, cfg)
+  evaluator = search.network(game, lambda v, x: model.apply(v, x, train=False), encoding)
+  out = search.run_search(game, evaluator, variables, states, key, settings, reuse=reuse)
   tree = out.search_tree
   summary = tree.summary()
-  best = out.action if algorithm == "gumbel" else jnp.argmax(summary.visit_counts, -1)
+  best = search.best_action(settings, out)
   return dict(best=best, visits=summary.visit_counts, qvalues=summary.qvalues,
               value=summary.value, prior=jax.nn.softmax(tree.children_prior_logits[:, 0], -1),
               children_index=tree.children_index, children_visits=tree.children_visits), tree
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
-def _policy(model, has_value, cfg, variables, states):
-  def apply_fn(v, x):
-    out = model.apply(v, x, train=False)
-    return out if has_value else (out, jnp.zeros(x.shape[0], jnp.float32))
-  logits, value, _ = search.evaluate(cfg, apply_fn, variables, states)
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _policy(model, has_value, encoding, cfg, variables, states):
+  game = Game(go, cfg)
+  evaluator = search.network(game, lambda v, x: model.apply(v, x, train=False), encoding,
+                             has_value=has_value)
+  logits, value, _ = search.evaluate(game, evaluator, variables, states, jax.random.PRNGKey(0))
   return jax.nn.softmax(logits, axis=-1), value
 
 

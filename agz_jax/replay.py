@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from agz_jax import go
+from agz_jax.game import Game
 from agz_jax.selfplay import StepRecord
 
 EMPTY_SLOT, WAITING, READY = 0, 1, 2
@@ -23,10 +23,10 @@ EMPTY_SLOT, WAITING, READY = 0, 1, 2
 
 @struct.dataclass
 class ReplayBuffer:
-  """B game slots x R positions each; A = P + 1 actions, F input planes.
+  """B game slots x R positions each; A actions, [H, W, F] input planes.
 
   Attributes:
-    planes: [B, R, N, N, F] uint8 input planes.
+    planes: [B, R, H, W, F] uint8 input planes.
     policy: [B, R, A] float32 search policy.
     value_target: [B, R] float32, game result for the player to move (z).
     to_play: [B, R] int8.
@@ -42,11 +42,11 @@ class ReplayBuffer:
   next_row: jax.Array
 
 
-def empty(cfg: go.GoConfig, batch: int, rows: int) -> ReplayBuffer:
-  planes = cfg.num_planes
+def empty(game: Game, encoding: str, batch: int, rows: int) -> ReplayBuffer:
+  """A buffer of B game slots x R rows for positions encoded with `encoding`."""
   return ReplayBuffer(
-      planes=jnp.zeros((batch, rows, cfg.size, cfg.size, planes), jnp.uint8),
-      policy=jnp.zeros((batch, rows, cfg.num_actions), jnp.float32),
+      planes=jnp.zeros((batch, rows) + game.planes_shape(encoding), jnp.uint8),
+      policy=jnp.zeros((batch, rows, game.num_actions), jnp.float32),
       value_target=jnp.zeros((batch, rows), jnp.float32),
       to_play=jnp.zeros((batch, rows), jnp.int8),
       status=jnp.zeros((batch, rows), jnp.int8),
@@ -105,7 +105,7 @@ def sample(buffer: ReplayBuffer, rng_key: jax.Array, batch_size: int):
   slots.
 
   Returns:
-    (planes [M, N, N, F] float32, policy [M, A], value_target [M],
+    (planes [M, H, W, F] float32, policy [M, A], value_target [M],
     weight [M] float32: 0 for a draw from a group without ready positions).
   """
   slots, rows = buffer.status.shape

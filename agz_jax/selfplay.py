@@ -15,31 +15,66 @@ positions without one (a sampled move the search never visited) are evaluated
 again, in a small sub-batch; the first step of a run evaluates every root.
 """
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import mctx
 from flax import struct
 
-from agz_jax import go
-from agz_jax.search import ApplyFn, evaluate, legal_mask, masked_logits, run_search, scores_where
+from agz_jax.game import Game
+from agz_jax.search import (Evaluator, SearchConfig, choose_action, evaluate, legal_mask,
+                            masked_logits, run_search)
 
 
 # Share of a device's games whose roots may be evaluated in a sub-batch.
 SPARE_FRACTION = 0.125
 
 
-@struct.dataclass
-class Games:
-  """B games in progress. B: games, A = P + 1 actions.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SelfPlayConfig:
+  """How self-play plays its games; a static jit argument, built once from the config.
 
   Attributes:
-    states: [B] GoState.
+    search: the search's settings (with self-play's min_pass_moves).
+    encoding: the input planes recorded for training (the trained network's).
+    temperature_moves: for this many moves of a game the move is sampled from
+      the search policy; afterwards the search's best move is played.
+    resign_threshold: resign when the searched value is below this; -1 or less
+      never resigns.
+    resign_min_moves: no resignation before this many moves.
+    no_resign_fraction: share of games that may not resign.
+  """
+
+  search: SearchConfig
+  encoding: str
+  temperature_moves: int
+  resign_threshold: float
+  resign_min_moves: int
+  no_resign_fraction: float
+
+  @classmethod
+  def from_config(cls, config) -> "SelfPlayConfig":
+    """From a run's config: its `search`, `selfplay` and `model.encoding`."""
+    sp = config.selfplay
+    return cls(search=SearchConfig.from_config(config.search, min_pass_moves=sp.min_pass_moves),
+               encoding=config.model.encoding, temperature_moves=sp.temperature_moves,
+               resign_threshold=sp.resign_threshold, resign_min_moves=sp.resign_min_moves,
+               no_resign_fraction=sp.no_resign_fraction)
+
+
+@struct.dataclass
+class Games:
+  """B games in progress. B: games, A actions.
+
+  Attributes:
+    states: [B] game states.
     may_resign: [B] bool, this game may end by resignation.
     would_resign: [B] int8, in a game that may not resign, the first colour
       whose value fell below the threshold, else 0.
   """
 
-  states: go.GoState
+  states: object
   may_resign: jax.Array
   would_resign: jax.Array
 
@@ -49,7 +84,7 @@ class StepRecord:
   """What one self-play step produced, per game slot ([B] or [T, B] for T steps).
 
   Attributes:
-    planes: [B, N, N, F] uint8, the input planes of the position searched.
+    planes: [B, H, W, F] uint8, the input planes of the position searched.
     policy: [B, A] float32, the search policy (training target).
     to_play: [B] int8, colour to move in that position.
     action: [B] int32, the move played (meaningless when the game resigned).
@@ -103,16 +138,16 @@ class RootEvaluation:
                value=jnp.zeros(batch, jnp.float32), known=jnp.zeros(batch, bool))
 
 
-def new_games(cfg: go.GoConfig, rng_key: jax.Array, batch: int, *,
+def new_games(game: Game, rng_key: jax.Array, batch: int, *,
               no_resign_fraction: float) -> Games:
   """B fresh games; each may resign with probability 1 - no_resign_fraction."""
-  return _fresh_games(cfg, jax.random.split(rng_key, batch), no_resign_fraction)
+  return _fresh_games(game, jax.random.split(rng_key, batch), no_resign_fraction)
 
 
-def _fresh_games(cfg: go.GoConfig, keys: jax.Array, no_resign_fraction: float) -> Games:
+def _fresh_games(game: Game, keys: jax.Array, no_resign_fraction: float) -> Games:
   """Fresh games, one per key; whether each may resign is drawn from its own key."""
   batch = keys.shape[0]
-  states = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
+  states = game.init_batch(batch)
   may_resign = jax.vmap(lambda k: jax.random.uniform(k) >= no_resign_fraction)(keys)
   return Games(states=states, may_resign=may_resign, would_resign=jnp.zeros(batch, jnp.int8))
 
@@ -132,46 +167,39 @@ def _select(mask, a, b):
                       a, b)
 
 
-def selfplay_step(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games,
-                  rng_key: jax.Array, **kwargs) -> tuple[Games, StepRecord]:
+def selfplay_step(game: Game, evaluator: Evaluator, variables, games: Games,
+                  rng_key: jax.Array, settings: SelfPlayConfig) -> tuple[Games, StepRecord]:
   """Searches and plays one move in every game, every root evaluated. Consumes `rng_key`.
 
   Args:
-    cfg: the game's configuration.
-    apply_fn: the network in inference mode.
-    variables: the network's variables.
+    game: the game.
+    evaluator: values the search's positions (search.evaluators).
+    variables: the evaluator's variables.
     games: [B] games in progress.
     rng_key: PRNG key.
-    **kwargs: search (keyword arguments of search.run_search: algorithm,
-      simulations...); temperature_moves (for this many moves of a game the
-      move is sampled from the search policy, afterwards the search's best move
-      is played); resign_threshold (resign when the searched value is below
-      this; -1 or less never resigns); resign_min_moves (no resignation before
-      this many moves); no_resign_fraction (share of restarted games that may
-      not resign).
+    settings: how to play.
 
   Returns:
     (games after the move, restarted where they ended; StepRecord).
   """
   batch = games.states.to_play.shape[0]
-  known = RootEvaluation.unknown(batch, cfg.num_actions)
-  games, _, record = _step(cfg, apply_fn, variables, games, known, known,
-                           game_keys(rng_key, 0, batch), spare=0, **kwargs)
+  known = RootEvaluation.unknown(batch, game.num_actions)
+  games, _, record = _step(game, evaluator, variables, games, known, known,
+                           game_keys(rng_key, 0, batch), settings, spare=0)
   return games, record
 
 
-def root_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.GoState,
-                    planes: jax.Array, known: RootEvaluation, *, min_pass_moves: int,
-                    spare: int):
+def root_evaluation(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Array,
+                    known: RootEvaluation, *, min_pass_moves: int, spare: int):
   """(logits, value, legal) of the positions, as search.evaluate, reusing what is known.
 
-  With every evaluation known the network does not run; with at most `spare`
+  With every evaluation known the evaluator does not run; with at most `spare`
   unknown, it runs on a sub-batch of `spare` positions; otherwise on all.
 
   Returns:
     (logits [B, A], value [B], legal [B, A], missing [B] bool: not known before).
   """
-  legal = legal_mask(cfg, states, min_pass_moves)
+  legal = legal_mask(game, states, min_pass_moves)
   missing = ~known.known
   count = jnp.sum(missing)
 
@@ -180,13 +208,13 @@ def root_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.G
 
   def some():
     rows = jnp.argsort(known.known, stable=True)[:spare]           # the unknown ones first
-    logits, value = apply_fn(variables, planes[rows])
+    logits, value = evaluator(variables, jax.tree.map(lambda x: x[rows], states), rng_key)
     take = missing[rows]
     return (known.logits.at[rows].set(jnp.where(take[:, None], logits, known.logits[rows])),
             known.value.at[rows].set(jnp.where(take, value, known.value[rows])))
 
   def every():
-    return apply_fn(variables, planes)
+    return evaluator(variables, states, rng_key)
 
   branches = [cached, some, every] if spare else [cached, every, every]
   branch = jnp.where(count == 0, 0, jnp.where(count <= spare, 1, 2))
@@ -194,9 +222,8 @@ def root_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, states: go.G
   return masked_logits(logits, legal), value, legal, missing
 
 
-def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: RootEvaluation,
-          keys, *, spare: int, search: dict, temperature_moves: int, resign_threshold: float,
-          resign_min_moves: int, no_resign_fraction: float):
+def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: RootEvaluation,
+          fresh: RootEvaluation, keys, settings: SelfPlayConfig, *, spare: int):
   """selfplay_step with known root evaluations; also returns those of the next positions.
 
   Args:
@@ -207,22 +234,16 @@ def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: 
   """
   split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
   k_search, k_sample, k_new = split[:, 0], split[:, 1], split[:, 2]
+  search = settings.search
   states = games.states
-  planes = go.features(cfg, states)
+  planes = game.features(states, settings.encoding)
   logits, value, legal, missing = root_evaluation(
-      cfg, apply_fn, variables, states, planes, known,
-      min_pass_moves=search.get("min_pass_moves", 0), spare=spare)
-  out = run_search(cfg, apply_fn, variables, states, k_search, root=(logits, value, legal),
-                   **search)
-  weights = out.action_weights
-  if search.get("algorithm", "gumbel") == "gumbel":
-    best = out.action
-  else:
-    best = jnp.argmax(out.search_tree.summary().visit_counts, axis=-1)
-  sampled = jax.vmap(lambda k, w: jax.random.categorical(k, jnp.log(jnp.maximum(w, 1e-30))))(
-      k_sample, weights)
-  sampled = jnp.where(jnp.take_along_axis(weights, sampled[:, None], 1)[:, 0] > 0, sampled, best)
-  action = jnp.where(states.move_count < temperature_moves, sampled, best).astype(jnp.int32)
+      game, evaluator, variables, states, jax.random.fold_in(k_search[0], 1), known,
+      min_pass_moves=search.min_pass_moves, spare=spare)
+  out = run_search(game, evaluator, variables, states, k_search, search,
+                   root=(logits, value, legal))
+  action, best = choose_action(search, out, k_sample, states.move_count,
+                               settings.temperature_moves)
 
   # The searched value of the move to be played: with Gumbel search the root's
   # average also counts visits that sequential halving spends on poor moves.
@@ -230,19 +251,19 @@ def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: 
   best_q = jnp.take_along_axis(summary.qvalues, best[:, None], axis=1)[:, 0]
   best_visited = jnp.take_along_axis(summary.visit_counts, best[:, None], axis=1)[:, 0] > 0
   value = jnp.where(best_visited, best_q, summary.value)
-  low = (value < resign_threshold) & (states.move_count >= resign_min_moves)
+  low = (value < settings.resign_threshold) & (states.move_count >= settings.resign_min_moves)
   resign = games.may_resign & low
   would_resign = jnp.where(~games.may_resign & low & (games.would_resign == 0),
                            states.to_play, games.would_resign)
 
-  after = jax.vmap(lambda s, a: go.step(cfg, s, a))(states, action)
+  after = game.step_batch(states, action)
   ended = after.terminated | resign
-  by_rules = scores_where(cfg, after, after.terminated)
+  by_rules = game.results_where(after, after.terminated)
   result = jnp.where(resign, -states.to_play.astype(jnp.float32), by_rules)
   checked = ended & (would_resign != 0)
   record = StepRecord(
       planes=planes.astype(jnp.uint8),
-      policy=weights,
+      policy=out.action_weights,
       to_play=states.to_play,
       action=action,
       root_value=value,
@@ -253,9 +274,10 @@ def _step(cfg, apply_fn, variables, games: Games, known: RootEvaluation, fresh: 
       resign_checked=checked,
       false_resign=checked & (result * would_resign > 0),
       root_evaluated=missing)
-  new = _fresh_games(cfg, k_new, no_resign_fraction)
+  new = _fresh_games(game, k_new, settings.no_resign_fraction)
   games = Games(states=after, may_resign=games.may_resign, would_resign=would_resign)
-  return _select(ended, new, games), _select(ended, fresh, _child_evaluation(out.search_tree, action)), record
+  return (_select(ended, new, games), _select(ended, fresh, _child_evaluation(out.search_tree, action)),
+          record)
 
 
 def _child_evaluation(tree: mctx.Tree, action: jax.Array) -> RootEvaluation:
@@ -268,37 +290,38 @@ def _child_evaluation(tree: mctx.Tree, action: jax.Array) -> RootEvaluation:
                         known=child != mctx.Tree.UNVISITED)
 
 
-def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_key: jax.Array,
-             num_steps: int, *, spare_fraction: float = SPARE_FRACTION, first_game=0,
-             **kwargs) -> tuple[Games, StepRecord]:
+def selfplay(game: Game, evaluator: Evaluator, variables, games: Games, rng_key: jax.Array,
+             num_steps: int, settings: SelfPlayConfig, *,
+             spare_fraction: float = SPARE_FRACTION, first_game=0) -> tuple[Games, StepRecord]:
   """Runs `num_steps` self-play steps (lax.scan). Consumes `rng_key`.
 
-  Each step's result is that of selfplay_step; the network's evaluations of
-  the positions reached are reused (module docstring).
+  Each step's result is that of selfplay_step; the evaluations of the
+  positions reached are reused (module docstring).
 
   Args:
     spare_fraction: share of the B games whose root may be evaluated in a
       sub-batch when their evaluation is not known (0: always all of them).
     first_game: global index of `games`' first game (for its PRNG keys); a
       device holding a shard of the games passes the shard's offset.
-    **kwargs: as selfplay_step.
 
   Returns:
     (games, StepRecord with a leading [T] axis).
   """
   batch = games.states.to_play.shape[0]
   spare = spare_size(batch, spare_fraction)
-  logits, value, _ = _empty_board_evaluation(cfg, apply_fn, variables, kwargs["search"])
+  empty = jax.tree.map(lambda x: x[None], game.init())
+  logits, value, _ = evaluate(game, evaluator, variables, empty, jax.random.fold_in(rng_key, 1),
+                              settings.search.min_pass_moves)
   fresh = RootEvaluation(logits=jnp.broadcast_to(logits, (batch,) + logits.shape[1:]),
                          value=jnp.broadcast_to(value, (batch,)), known=jnp.ones(batch, bool))
 
   def step(carry, key):
     games, known = carry
-    games, known, record = _step(cfg, apply_fn, variables, games, known, fresh,
-                                 game_keys(key, first_game, batch), spare=spare, **kwargs)
+    games, known, record = _step(game, evaluator, variables, games, known, fresh,
+                                 game_keys(key, first_game, batch), settings, spare=spare)
     return (games, known), record
 
-  known = RootEvaluation.unknown(batch, cfg.num_actions)
+  known = RootEvaluation.unknown(batch, game.num_actions)
   (games, _), records = jax.lax.scan(step, (games, known), jax.random.split(rng_key, num_steps))
   return games, records
 
@@ -306,9 +329,3 @@ def selfplay(cfg: go.GoConfig, apply_fn: ApplyFn, variables, games: Games, rng_k
 def spare_size(batch: int, spare_fraction: float = SPARE_FRACTION) -> int:
   """Rows of the sub-batch that evaluates roots without a known evaluation (0: none)."""
   return max(1, int(batch * spare_fraction)) if spare_fraction > 0 else 0
-
-
-def _empty_board_evaluation(cfg: go.GoConfig, apply_fn: ApplyFn, variables, search: dict):
-  """The evaluation of a new game's empty board: (logits [1, A], value [1], legal [1, A])."""
-  empty = jax.tree.map(lambda x: x[None], go.init(cfg))
-  return evaluate(cfg, apply_fn, variables, empty, search.get("min_pass_moves", 0))

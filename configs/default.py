@@ -13,14 +13,16 @@ def get_config() -> ml_collections.ConfigDict:
   c.seed = 0
   c.iterations = 100  # each: T self-play steps on B games, then K updates
 
-  c.game = ml_collections.ConfigDict()
+  c.game = ml_collections.ConfigDict()  # the rules only
+  c.game.name = "go"
   c.game.size = 9
   c.game.komi = 7.5
-  c.game.history = 8  # positions per side in the input planes (AGZ: 8 -> 17 planes)
+  c.game.history = 8  # positions a state keeps for the encodings (AGZ: 8 -> 17 planes)
   c.game.max_moves = config_dict.placeholder(int)  # None: 2 * size * size
-  c.game.features = "agz17"  # input planes: "agz17", "alphago48" or "alphago49"
 
   c.model = ml_collections.ConfigDict()
+  c.model.kind = "resnet"  # AlphaGo Zero's dual-head residual network
+  c.model.encoding = "agz17"  # its input planes: "agz17", "alphago48" or "alphago49"
   c.model.blocks = 6  # AGZ: 20 or 40
   c.model.channels = 64  # AGZ: 256
   c.model.value_hidden = 256
@@ -70,6 +72,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.eval.num_games = 64  # half with each colour
   c.eval.num_simulations = 16
   c.eval.temperature_moves = 4
+  c.eval.dirichlet_fraction = 0.0  # puct: no root noise in evaluation games
   c.eval.gating = False  # AGZ: self-play by the best network, replaced above the threshold
   c.eval.gating_threshold = 0.55
 

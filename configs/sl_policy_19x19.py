@@ -21,14 +21,16 @@ def get_config() -> ml_collections.ConfigDict:
   c.steps = 200_000
   c.log_every = 100  # steps between progress lines
 
-  c.game = ml_collections.ConfigDict()
+  c.game = ml_collections.ConfigDict()  # the rules only
+  c.game.name = "go"
   c.game.size = 19
   c.game.komi = 7.5  # not used by the policy; kept for the game rules
   c.game.history = 8
   c.game.max_moves = 722  # covers the longest imported game (2 * 19 * 19)
-  c.game.features = "alphago48"  # or "agz17" to compare feature sets
 
   c.model = ml_collections.ConfigDict()
+  c.model.kind = "policy"  # AlphaGo's policy CNN
+  c.model.encoding = "alphago48"  # or "agz17" to compare input planes
   c.model.layers = 13  # the 5x5 layer, 11 3x3 layers and the 1x1 output layer
   c.model.filters = 192
   c.model.dtype = "bfloat16"  # compute dtype; parameters stay float32

@@ -8,10 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct as flax_struct
 
-from agz_jax import checkpoint, train
+from agz_jax import checkpoint, go, nets, search
+from agz_jax.game import Game
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from configs import cpu_9x9  # noqa: E402  pylint: disable=wrong-import-position
+from configs import cpu_9x9, default  # noqa: E402  pylint: disable=wrong-import-position
 
 
 @flax_struct.dataclass
@@ -29,9 +30,8 @@ def make_checkpoint(workdir, size=9):
   config = cpu_9x9.get_config()
   config.game.size = size
   config.model.blocks, config.model.channels, config.model.value_hidden = 1, 8, 16
-  model = train.make_model(config)
-  cfg = train.game_config(config)
-  planes = jnp.zeros((1, cfg.size, cfg.size, 2 * cfg.history + 1), jnp.float32)
+  model = nets.make(config.model)
+  planes = jnp.zeros((1, size, size, 2 * config.game.history + 1), jnp.float32)
   shapes = jax.eval_shape(lambda: model.init(jax.random.PRNGKey(0), planes, train=False))
   rng = np.random.default_rng(0)
 
@@ -56,6 +56,22 @@ def fake_apply(variables, planes):
   actions = variables["logits"].shape[-1]
   return (jnp.broadcast_to(variables["logits"], (batch, actions)),
           jnp.broadcast_to(variables["value"], (batch,)))
+
+
+def fake_evaluator(variables, states, rng_key):
+  """fake_apply as a leaf evaluator: (variables, states, rng_key) -> (logits, value)."""
+  del rng_key
+  return fake_apply(variables, states.board[:, :, None, None])
+
+
+def network_evaluator(cfg, apply_fn, encoding="agz17"):
+  """A network's apply function as the search's evaluator on Go with `cfg`."""
+  return search.network(Game(go, cfg), apply_fn, encoding)
+
+
+def search_config(**overrides):
+  """A SearchConfig with the default config's settings, `overrides` replacing fields."""
+  return search.SearchConfig.from_config(default.get_config().search, **overrides)
 
 
 def fake_variables(num_actions, logits=None, value=0.0):

@@ -90,7 +90,8 @@ def _collectives_in_loops(hlo_text: str) -> int:
 def run_trainer(out_path: str, overrides_json: str) -> None:
   """Two iterations of Trainer on a 1-device mesh and on a mesh of every device."""
   import jax  # pylint: disable=import-outside-toplevel
-  from agz_jax import parallel, train  # pylint: disable=import-outside-toplevel
+  from agz_jax import parallel  # pylint: disable=import-outside-toplevel
+  from agz_jax.training import agz  # pylint: disable=import-outside-toplevel
   from configs import default  # pylint: disable=import-outside-toplevel
 
   config = default.get_config()
@@ -98,7 +99,7 @@ def run_trainer(out_path: str, overrides_json: str) -> None:
   out = {"device_count": np.int32(jax.device_count())}
   for devices in (1, jax.device_count()):
     config.mesh.num_devices = devices
-    trainer = train.Trainer(config)
+    trainer = agz.AlphaZeroTask(config)
     state = trainer.init(config.seed)
     out[f"d{devices}/loop_collectives"] = np.int32(_collectives_in_loops(
         trainer.iteration.lower(state).compile().as_text()))
@@ -119,9 +120,9 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
       Trainer has run this many iterations (a preemption notice that reaches
       one host only).
   """
-  from agz_jax import launch, train  # pylint: disable=import-outside-toplevel
+  from agz_jax import launch, training  # pylint: disable=import-outside-toplevel
 
-  train_and_evaluate = train.train_and_evaluate
+  train_and_evaluate = training.train_and_evaluate
 
   def train_and_save(config, workdir):
     import jax  # pylint: disable=import-outside-toplevel
@@ -134,7 +135,7 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
              **_snapshot("final", state))
     return state
 
-  class TrainerThenSigterm(train.Trainer):
+  class TrainerThenSigterm(training.TASKS["selfplay"]):
 
     def __init__(self, config):
       super().__init__(config)
@@ -149,9 +150,9 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
 
       self.iteration = iteration_then_sigterm
 
-  train.train_and_evaluate = train_and_save
+  training.train_and_evaluate = train_and_save
   if sigterm_after > 0:
-    train.Trainer = TrainerThenSigterm
+    training.TASKS["selfplay"] = TrainerThenSigterm
   sys.argv = ["agz_jax.launch", *launch_argv]
   launch.run()
 

@@ -8,7 +8,8 @@ import sys
 import jax
 import pytest
 
-from agz_jax import metrics, supervised, train
+from agz_jax import game, go, metrics, nets, training
+from agz_jax.training import agz, optim, sl_policy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -35,18 +36,20 @@ def test_the_expected_configs_exist():
 def test_supervised_config_builds_a_training_state(name):
   module, config = load(name)
   assert "python -m agz_jax.launch --config" in module.__doc__
-  cfg = supervised.game_config(config)
-  model, optimizer = supervised.make_model(config), supervised.make_optimizer(config)
-  abstract = jax.eval_shape(functools.partial(supervised.init_state, cfg, model, optimizer),
-                            jax.random.PRNGKey(0))
-  assert abstract.params["conv_in"]["kernel"].shape == (5, 5, cfg.num_planes, config.model.filters)
+  cfg = game.make(config.game).cfg
+  model = nets.make(config.model)
+  optimizer = optim.make_optimizer(config.train, optim.halving_schedule(config.train))
+  abstract = jax.eval_shape(functools.partial(sl_policy.init_state, cfg, config.model.encoding,
+                                              model, optimizer), jax.random.PRNGKey(0))
+  planes = go.num_planes(cfg, config.model.encoding)
+  assert abstract.params["conv_in"]["kernel"].shape == (5, 5, planes, config.model.filters)
   assert abstract.params["point_bias"].shape == (cfg.num_points,)
   assert cfg.max_moves >= 472  # the longest KGS 6d+ game that the import keeps
 
 
 def test_full_size_sl_policy_is_the_papers_network():
   _, config = load("sl_policy_19x19")
-  assert (config.model.layers, config.model.filters, config.game.features) == (13, 192, "alphago48")
+  assert (config.model.layers, config.model.filters, config.model.encoding) == (13, 192, "alphago48")
   assert (config.train.optimizer, config.train.learning_rate) == ("sgd", 0.003)
 
 
@@ -59,13 +62,15 @@ def test_config_builds_a_training_state(name):
   max_moves = config.game.max_moves or 2 * config.game.size ** 2
   assert config.replay.rows_per_game >= max_moves + sp.steps_per_iteration
   assert config.replay.min_ready <= sp.num_games * config.replay.rows_per_game
-  model, optimizer = train.make_model(config), train.make_optimizer(config)
-  abstract = jax.eval_shape(functools.partial(train.init_state, config, model, optimizer),
+  the_game = game.make(config.game)
+  model = nets.make(config.model)
+  optimizer = optim.make_optimizer(config.train, optim.step_schedule(config.train))
+  abstract = jax.eval_shape(functools.partial(agz.init_state, config, the_game, model, optimizer),
                             jax.random.PRNGKey(0))
   n = config.game.size
   assert abstract.games.states.board.shape == (sp.num_games, n * n)
   assert abstract.buffer.planes.shape == (sp.num_games, config.replay.rows_per_game, n, n,
-                                          train.game_config(config).num_planes)
+                                          go.num_planes(the_game.cfg, config.model.encoding))
   logits = abstract.params["Dense_0"]["kernel"].shape[-1]
   assert logits == n * n + 1
 
@@ -81,10 +86,16 @@ def test_bad_choices_are_named():
   config.unlock()
   config.train.optimizer = "adagrad"
   with pytest.raises(ValueError, match="train.optimizer"):
-    train.make_optimizer(config)
+    optim.make_optimizer(config.train, optim.step_schedule(config.train))
   config.model.dtype = "float16"
   with pytest.raises(ValueError, match="model.dtype"):
-    train.make_model(config)
+    nets.make(config.model)
+  config.model.dtype, config.model.kind = "float32", "transformer"
+  with pytest.raises(ValueError, match="model.kind must be one of resnet, policy"):
+    nets.make(config.model)
+  config.task = "value"
+  with pytest.raises(ValueError, match="config.task must be one of selfplay, sl_policy"):
+    training.make_task(config)
 
 
 def test_nan_loss_stops_training_with_a_clear_message():
@@ -100,4 +111,4 @@ def test_a_buffer_too_short_for_whole_games_is_refused():
   config.unlock()
   config.replay.rows_per_game = 48
   with pytest.raises(ValueError, match=r"replay.rows_per_game \(48\) must be at least .* \(178\)"):
-    train.Trainer(config)
+    agz.AlphaZeroTask(config)

@@ -13,8 +13,8 @@ import pytest
 
 from agz_jax import go
 
-CFG = go.GoConfig(size=9, komi=7.5, features="alphago49")
-CFG48 = go.GoConfig(size=9, komi=7.5, features="alphago48")
+CFG = go.GoConfig(size=9, komi=7.5)
+_features = jax.jit(go.features, static_argnums=(0, 2))
 
 STONES, ONES, TURNS, LIBS, CAPTURE, SELF_ATARI, LIBS_AFTER = 0, 3, 4, 12, 20, 28, 36
 LADDER_CAPTURE, LADDER_ESCAPE, SENSIBLE, ZEROS, COLOUR = 44, 45, 46, 47, 48
@@ -43,7 +43,7 @@ def _position(text, to_play=go.BLACK, moves=()):
 
 
 def _planes(state):
-  planes = np.asarray(_jit("features")(CFG, state))
+  planes = np.asarray(_features(CFG, state, "alphago49"))
   assert planes.shape == (9, 9, 49) and planes.dtype == np.float32
   return [_vertices(planes[:, :, i]) for i in range(49)]
 
@@ -76,9 +76,9 @@ def test_constant_and_colour_planes():
   assert planes[ZEROS] == set()
   assert planes[COLOUR] == set()                          # white to play
   assert _planes(_position(EMPTY_BOARD))[COLOUR] == _all_points()
-  planes48 = np.asarray(_jit("features")(CFG48, state))
-  np.testing.assert_array_equal(planes48, np.asarray(_jit("features")(CFG, state))[:, :, :48])
-  assert CFG48.num_planes == 48 and CFG.num_planes == 49
+  planes48 = np.asarray(_features(CFG, state, "alphago48"))
+  np.testing.assert_array_equal(planes48, np.asarray(_features(CFG, state, "alphago49"))[:, :, :48])
+  assert go.num_planes(CFG, "alphago48") == 48 and go.num_planes(CFG, "alphago49") == 49
 
 
 def test_turns_since_counts_passes_and_puts_setup_stones_last():
@@ -265,13 +265,14 @@ def test_planes_under_vmap_match_single_positions():
   states = [_position(LADDER), _position(_with(LADDER, "B4", "O")),
             _position(EMPTY_BOARD, moves=("E5", "D5", "pass"))]
   batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
-  batched = np.asarray(jax.jit(jax.vmap(functools.partial(go.features, CFG)))(batch))
+  batched = np.asarray(jax.jit(jax.vmap(functools.partial(go.features, CFG, encoding="alphago49")))(batch))
   for i, s in enumerate(states):
-    np.testing.assert_array_equal(batched[i], np.asarray(_jit("features")(CFG, s)))
+    np.testing.assert_array_equal(batched[i], np.asarray(_features(CFG, s, "alphago49")))
 
 
 def test_alphago_planes_need_eight_positions_of_history():
   with pytest.raises(ValueError, match="history >= 8"):
-    go.GoConfig(size=9, history=4, features="alphago48")
-  with pytest.raises(ValueError, match="features must be one of"):
-    go.GoConfig(size=9, features="alphago50")
+    go.features(go.GoConfig(size=9, history=4), go.init(go.GoConfig(size=9, history=4)),
+                "alphago48")
+  with pytest.raises(ValueError, match="encoding must be one of"):
+    go.num_planes(go.GoConfig(size=9), "alphago50")

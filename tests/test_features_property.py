@@ -1,4 +1,4 @@
-"""AlphaGo feature planes (go.features with features="alphago49") against a pure-Python reference.
+"""AlphaGo feature planes (go.features with encoding "alphago49") against a pure-Python reference.
 
 tests/reference_planes.py computes every plane with flood fills and a plain ladder reader; the
 first tests here check that reference by hand on small drawn positions, the property test then
@@ -373,7 +373,7 @@ def compiled(cfg):
   """
   init = jax.jit(jax.vmap(lambda b, w, t: go.init(cfg, black=b, white=w, to_play=t)))
   step = jax.jit(jax.vmap(lambda s, a: go.step(cfg, s, a)))
-  features = jax.jit(lambda s: go.features(cfg, s))
+  features = jax.jit(lambda s: go.features(cfg, s, "alphago49"))
   return init, step, features
 
 
@@ -496,7 +496,7 @@ def compare(refs, setups, got, totals):
 
 def play_and_compare(size, run, seed, totals):
   """Plays run.games random games in both implementations and compares the planes."""
-  cfg = go.GoConfig(size=size, features="alphago49")
+  cfg = go.GoConfig(size=size)
   _, step, features = compiled(cfg)
   rng = np.random.default_rng(seed)
   setups = []
@@ -578,7 +578,7 @@ def test_ladder_planes_do_not_depend_on_the_batch(size, text, to_play):
   go.features reads the ladders of a whole batch together, but by the spec the planes of a
   position do not depend on the other positions of the batch.
   """
-  cfg = go.GoConfig(size=size, features="alphago49")
+  cfg = go.GoConfig(size=size)
   _, black, white = go.parse_board(text)
   ref = ReferenceGo(size, cfg.komi, cfg.max_moves, black=black, white=white, to_play=to_play)
   expected = reference_planes(ref)

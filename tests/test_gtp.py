@@ -596,7 +596,7 @@ class _FirstLegalPlayer:
 
   name = "first-legal"
   sizes = (9,)
-  planes = {"history": 8, "features": "agz17"}
+  planes = {"history": 8}
 
   def analyse(self, cfg, state, simulations=None):
     action = int(np.argmax(np.asarray(_legal_actions(cfg, state))))
@@ -610,7 +610,7 @@ class _PassingPlayer:
 
   name = "passing"
   sizes = (9,)
-  planes = {"history": 8, "features": "agz17"}
+  planes = {"history": 8}
 
   def __init__(self, *vertices):
     self.vertices = vertices

@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 from agz_jax import go, replay
+from agz_jax.game import Game
 from agz_jax.selfplay import StepRecord
 
 CFG = go.GoConfig(size=2, history=1)
+GAME = Game(go, CFG)
 F, A = 2 * CFG.history + 1, CFG.num_actions
 EMPTY, WAITING, READY = replay.EMPTY_SLOT, replay.WAITING, replay.READY
 
@@ -76,7 +78,7 @@ THIRD = records(ids=[[7, 17], [8, 18]],
 
 
 def _buffers():
-  b0 = replay.empty(CFG, 2, 6)
+  b0 = replay.empty(GAME, "agz17", 2, 6)
   b1 = _add(b0, FIRST)
   b2 = _add(b1, SECOND)
   b3 = _add(b2, THIRD)
@@ -84,7 +86,7 @@ def _buffers():
 
 
 def test_empty_buffer():
-  b0 = replay.empty(CFG, 2, 6)
+  b0 = replay.empty(GAME, "agz17", 2, 6)
   assert b0.planes.shape == (2, 6, 2, 2, F) and b0.planes.dtype == jnp.uint8
   assert b0.policy.shape == (2, 6, A)
   np.testing.assert_array_equal(np.asarray(b0.status), EMPTY)
@@ -155,7 +157,7 @@ def _reference_add(ref, recs, rows):
 def test_add_matches_a_step_by_step_reference():
   slots, rows, steps = 3, 5, 3           # 3 does not divide 5: the ring wraps mid-add
   rng = np.random.default_rng(0)
-  buffer = replay.empty(CFG, slots, rows)
+  buffer = replay.empty(GAME, "agz17", slots, rows)
   ref = dict(id=np.zeros((slots, rows), int), to_play=np.zeros((slots, rows), int),
              status=np.zeros((slots, rows), int), target=np.zeros((slots, rows)), next=0)
   colour = np.ones(slots, int)
@@ -182,8 +184,8 @@ def test_add_matches_a_step_by_step_reference():
 def test_add_refuses_more_steps_than_rows():
   recs = records(np.ones((4, 2)), np.ones((4, 2)), np.zeros((4, 2)), np.zeros((4, 2)))
   with pytest.raises(ValueError, match="4 steps per iteration do not fit in 3 rows"):
-    replay.add(replay.empty(CFG, 2, 3), recs)
-  replay.add(replay.empty(CFG, 2, 4), recs)   # exactly R steps fit
+    replay.add(replay.empty(GAME, "agz17", 2, 3), recs)
+  replay.add(replay.empty(GAME, "agz17", 2, 4), recs)   # exactly R steps fit
 
 
 # ---------------------------------------------------------------------------- sample
@@ -194,7 +196,7 @@ def hand_buffer(status):
   status = np.asarray(status)
   slots, rows = status.shape
   ids = 10 * np.arange(slots)[:, None] + np.arange(rows)[None, :] + 1
-  buffer = replay.empty(CFG, slots, rows)
+  buffer = replay.empty(GAME, "agz17", slots, rows)
   return buffer.replace(
       planes=jnp.asarray(np.broadcast_to(ids[:, :, None, None, None], buffer.planes.shape),
                          jnp.uint8),
@@ -292,7 +294,7 @@ def test_sample_is_roughly_uniform_within_a_slot():
 
 @pytest.mark.parametrize("slots, batch_size", [(4, 6), (6, 4), (8, 12)])
 def test_sample_refuses_sizes_that_do_not_divide(slots, batch_size):
-  buffer = replay.empty(CFG, slots, 2)
+  buffer = replay.empty(GAME, "agz17", slots, 2)
   with pytest.raises(ValueError, match=rf"number of games \({slots}\) and the minibatch size "
                                        rf"\({batch_size}\) must divide one another"):
     replay.sample(buffer, jax.random.PRNGKey(0), batch_size)

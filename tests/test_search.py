@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, search
+from agz_jax.game import Game
 from agz_jax.nets import AlphaZeroNet
 
 import helpers
@@ -23,6 +24,7 @@ import helpers
 # One config for the whole module: a 5x5 board, komi 5.5 (no draws), short history, and a move
 # limit that the forced-win positions reach.
 CFG = go.GoConfig(size=5, komi=5.5, history=2, max_moves=10)
+GAME = Game(go, CFG)
 A = CFG.num_actions
 PASS = CFG.pass_action
 BATCH = 4
@@ -105,7 +107,7 @@ def triple_ko_before_b1():
 
 @functools.cache
 def _recurrent():
-  return jax.jit(search.make_recurrent_fn(CFG, helpers.fake_apply))
+  return jax.jit(search.make_recurrent_fn(GAME, helpers.fake_evaluator))
 
 
 def recurrent(states, actions, variables):
@@ -199,27 +201,29 @@ def test_recurrent_fn_below_a_finished_game_gives_nothing():
 @functools.cache
 def _search(algorithm, real_net):
   """Jitted run_search; noise settings are traced so that one program serves them all."""
-  if real_net:
-    model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
-    apply_fn = lambda v, x: model.apply(v, x, train=False)
-  else:
-    apply_fn = helpers.fake_apply
+  evaluator = _net_evaluator() if real_net else helpers.fake_evaluator
 
   def run(variables, states, key, gumbel_scale, dirichlet_fraction, dirichlet_alpha):
-    return search.run_search(CFG, apply_fn, variables, states, key, algorithm=algorithm,
-                             num_simulations=48, max_num_considered_actions=16,
-                             gumbel_scale=gumbel_scale, dirichlet_fraction=dirichlet_fraction,
-                             dirichlet_alpha=dirichlet_alpha)
+    settings = helpers.search_config(
+        algorithm=algorithm, num_simulations=48, max_num_considered_actions=16,
+        gumbel_scale=gumbel_scale, dirichlet_fraction=dirichlet_fraction,
+        dirichlet_alpha=dirichlet_alpha)
+    return search.run_search(GAME, evaluator, variables, states, key, settings)
 
   return jax.jit(run)
 
 
 def run_search(algorithm, variables, states, seed=0, *, real_net=False, gumbel_scale=1.0,
                dirichlet_fraction=0.25, dirichlet_alpha=None):
-  alpha = search.dirichlet_alpha_for(CFG) if dirichlet_alpha is None else dirichlet_alpha
+  alpha = GAME.dirichlet_alpha if dirichlet_alpha is None else dirichlet_alpha
   return _search(algorithm, real_net)(variables, states, jax.random.PRNGKey(seed),
                                       jnp.float32(gumbel_scale), jnp.float32(dirichlet_fraction),
                                       jnp.float32(alpha))
+
+
+def _net_evaluator():
+  model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
+  return search.network(GAME, lambda v, x: model.apply(v, x, train=False), "agz17")
 
 
 @functools.cache
@@ -260,11 +264,11 @@ def test_run_search_never_weights_illegal_actions(algorithm):
 
 @pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
 def test_with_a_key_per_game_a_games_search_does_not_depend_on_its_batch(algorithm):
-  model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
-  apply_fn = lambda v, x: model.apply(v, x, train=False)
+  evaluator = _net_evaluator()
+  settings = helpers.search_config(algorithm=algorithm, num_simulations=16,
+                                   max_num_considered_actions=8)
   search_fn = jax.jit(lambda v, states, keys: search.run_search(
-      CFG, apply_fn, v, states, keys, algorithm=algorithm, num_simulations=16,
-      max_num_considered_actions=8))
+      GAME, evaluator, v, states, keys, settings))
   run = lambda states, keys: search_fn(_net_variables(), states, keys)
   states = _masking_states()
   keys = jax.random.split(jax.random.PRNGKey(7), len(states))
@@ -281,26 +285,26 @@ def test_with_a_key_per_game_a_games_search_does_not_depend_on_its_batch(algorit
   assert not np.allclose(np.asarray(other_key.search_tree.summary().visit_counts[0]),
                          np.asarray(together.search_tree.summary().visit_counts[2]))
   with pytest.raises(ValueError, match="one PRNG key for the batch"):
-    search.run_search(CFG, apply_fn, _net_variables(), stack(states), keys, algorithm="puct",
-                      reuse=together.search_tree)
+    search.run_search(GAME, evaluator, _net_variables(), stack(states), keys,
+                      settings.replace(algorithm="puct"), reuse=together.search_tree)
 
 
 def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
   """Our batched Gumbel search takes its noise from the caller; given the noise mctx draws from a
   key (split the key, Gumbel noise of the logits' shape) it returns mctx's result."""
-  model = AlphaZeroNet(blocks=1, channels=8, value_hidden=16)
-  apply_fn = lambda v, x: model.apply(v, x, train=False)
+  evaluator = _net_evaluator()
   states = stack(_masking_states())
+  settings = helpers.search_config(algorithm="gumbel", num_simulations=16,
+                                   max_num_considered_actions=8)
 
   def both(v, key):
-    root = search.evaluate(CFG, apply_fn, v, states)
+    root = search.evaluate(GAME, evaluator, v, states, key)
     theirs = mctx.gumbel_muzero_policy(
         v, key, mctx.RootFnOutput(prior_logits=root[0], value=root[1], embedding=states),
-        search.make_recurrent_fn(CFG, apply_fn), 16, invalid_actions=~root[2],
+        search.make_recurrent_fn(GAME, evaluator), 16, invalid_actions=~root[2],
         max_num_considered_actions=8)
     noise = jax.random.gumbel(jax.random.split(key)[1], root[0].shape, root[0].dtype)
-    ours = search.gumbel_policy(CFG, apply_fn, v, states, root, noise, num_simulations=16,
-                                max_num_considered_actions=8)
+    ours = search.gumbel_policy(GAME, evaluator, v, states, root, noise, settings)
     return ours, theirs
 
   run = jax.jit(both)
@@ -314,16 +318,14 @@ def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
 
 
 def test_dirichlet_alpha_scales_with_the_board():
-  assert search.dirichlet_alpha_for(go.GoConfig(size=19)) == pytest.approx(0.03)
-  assert search.dirichlet_alpha_for(go.GoConfig(size=9)) == pytest.approx(0.03 * 361 / 81)
-  assert search.dirichlet_alpha_for(go.GoConfig(size=5)) == pytest.approx(0.03 * 361 / 25)
+  assert Game(go, go.GoConfig(size=19)).dirichlet_alpha == pytest.approx(0.03)
+  assert Game(go, go.GoConfig(size=9)).dirichlet_alpha == pytest.approx(0.03 * 361 / 81)
+  assert Game(go, go.GoConfig(size=5)).dirichlet_alpha == pytest.approx(0.03 * 361 / 25)
 
 
 def test_unknown_algorithm_is_refused():
   with pytest.raises(ValueError, match="gumbel"):
-    jax.eval_shape(lambda s, k: search.run_search(CFG, helpers.fake_apply, fake_variables(), s, k,
-                                                  algorithm="alphabeta"),
-                   stack([go.init(CFG)]), jax.random.PRNGKey(0))
+    helpers.search_config(algorithm="alphabeta")
 
 
 # ---------------------------------------------------------------------------- forced win
@@ -394,9 +396,12 @@ SIMS = 24
 
 @functools.cache
 def _puct(reusing):
+  settings = helpers.search_config(algorithm="puct", num_simulations=SIMS,
+                                   dirichlet_fraction=0.0)
+
   def run(variables, states, key, reuse):
-    return search.run_search(CFG, helpers.fake_apply, variables, states, key, algorithm="puct",
-                             num_simulations=SIMS, dirichlet_fraction=0.0, reuse=reuse)
+    return search.run_search(GAME, helpers.fake_evaluator, variables, states, key, settings,
+                             reuse=reuse)
   if reusing:
     return jax.jit(run)
   return jax.jit(lambda variables, states, key: run(variables, states, key, None))
@@ -480,6 +485,7 @@ def test_search_reuse_adds_simulations_to_the_kept_visits():
 def test_gumbel_search_does_not_reuse_trees():
   with pytest.raises(ValueError, match="only the PUCT search reuses trees"):
     jax.eval_shape(lambda s, k: search.run_search(
-        CFG, helpers.fake_apply, fake_variables(), s, k, algorithm="gumbel",
+        GAME, helpers.fake_evaluator, fake_variables(), s, k,
+        helpers.search_config(algorithm="gumbel"),
         reuse=_puct(False)(fake_variables(), s, k).search_tree),
         stack([go.init(CFG)]), jax.random.PRNGKey(0))

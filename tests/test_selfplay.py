@@ -13,15 +13,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import arena, go, selfplay
+from agz_jax import arena, go, selfplay, stats
+from agz_jax.game import Game
 
 import helpers
 
 
 CFG = go.GoConfig(size=5, komi=0.5, history=2, max_moves=8)
+GAME = Game(go, CFG)
 A, PASS = CFG.num_actions, CFG.pass_action
 BATCH = 4
-SEARCH = dict(algorithm="gumbel", num_simulations=16, max_num_considered_actions=8)
+SEARCH = helpers.search_config(algorithm="gumbel", num_simulations=16, max_num_considered_actions=8)
 
 
 def _point(vertex):
@@ -77,10 +79,14 @@ def _step():
   def run(variables, games, key, temperature_moves, resign_threshold, resign_min_moves,
           no_resign_fraction):
     return selfplay.selfplay_step(
-        CFG, helpers.fake_apply, variables, games, key, search=SEARCH,
-        temperature_moves=temperature_moves, resign_threshold=resign_threshold,
-        resign_min_moves=resign_min_moves, no_resign_fraction=no_resign_fraction)
+        GAME, helpers.fake_evaluator, variables, games, key, settings(
+            SEARCH, temperature_moves=temperature_moves, resign_threshold=resign_threshold,
+            resign_min_moves=resign_min_moves, no_resign_fraction=no_resign_fraction))
   return jax.jit(run)
+
+
+def settings(search, **fields):
+  return selfplay.SelfPlayConfig(search=search, encoding="agz17", **fields)
 
 
 def step(variables, games, seed, *, temperature_moves=0, resign_threshold=-1.0,
@@ -192,8 +198,9 @@ def test_selfplay_scans_steps_and_stacks_their_records():
   starts = [go.init(CFG), position(BLACK_ROOM), position(KO).replace(move_count=jnp.int32(6)),
             position(LONE_WHITE, go.WHITE)]
   run = jax.jit(lambda games, key: selfplay.selfplay(
-      CFG, helpers.fake_apply, LOWEST_FIRST, games, key, 3, search=SEARCH, temperature_moves=0,
-      resign_threshold=-1.0, resign_min_moves=0, no_resign_fraction=0.0))
+      GAME, helpers.fake_evaluator, LOWEST_FIRST, games, key, 3, settings(
+          SEARCH, temperature_moves=0, resign_threshold=-1.0, resign_min_moves=0,
+          no_resign_fraction=0.0)))
   games, rec = run(games_of(starts, [True] * BATCH), jax.random.PRNGKey(5))
   assert rec.policy.shape == (3, BATCH, A) and rec.planes.shape[:2] == (3, BATCH)
   for i, s in enumerate(starts):
@@ -219,17 +226,20 @@ def test_selfplay_reuses_evaluations_and_plays_as_if_every_root_were_evaluated(a
   from agz_jax.nets import AlphaZeroNet  # pylint: disable=import-outside-toplevel
   net = AlphaZeroNet(blocks=1, channels=8, value_hidden=8)
   apply_fn = lambda v, x: net.apply(v, x, train=False)
-  variables = net.init(jax.random.PRNGKey(1), jnp.zeros((1, 5, 5, CFG.num_planes)), train=False)
+  evaluator = helpers.network_evaluator(CFG, apply_fn)
+  variables = net.init(jax.random.PRNGKey(1), jnp.zeros((1, 5, 5, go.num_planes(CFG, "agz17"))),
+                       train=False)
   batch, steps, spare_fraction = 8, 12, 0.25
-  kwargs = dict(search=dict(algorithm=algorithm, num_simulations=8, max_num_considered_actions=4),
-                temperature_moves=4, resign_threshold=-1.0, resign_min_moves=0,
-                no_resign_fraction=0.0)
-  games = selfplay.new_games(CFG, jax.random.PRNGKey(2), batch, no_resign_fraction=0.0)
+  play_settings = settings(
+      helpers.search_config(algorithm=algorithm, num_simulations=8, max_num_considered_actions=4),
+      temperature_moves=4, resign_threshold=-1.0, resign_min_moves=0, no_resign_fraction=0.0)
+  games = selfplay.new_games(GAME, jax.random.PRNGKey(2), batch, no_resign_fraction=0.0)
   key = jax.random.PRNGKey(3)
-  run = jax.jit(lambda g, k: selfplay.selfplay(CFG, apply_fn, variables, g, k, steps,
-                                               spare_fraction=spare_fraction, **kwargs))
+  run = jax.jit(lambda g, k: selfplay.selfplay(GAME, evaluator, variables, g, k, steps,
+                                               play_settings, spare_fraction=spare_fraction))
   final, rec = run(games, key)
-  one = jax.jit(lambda g, k: selfplay.selfplay_step(CFG, apply_fn, variables, g, k, **kwargs))
+  one = jax.jit(lambda g, k: selfplay.selfplay_step(GAME, evaluator, variables, g, k,
+                                                    play_settings))
   for t, k in enumerate(jax.random.split(key, steps)):
     games, expected = one(games, k)
     assert np.all(np.asarray(expected.root_evaluated))
@@ -334,7 +344,7 @@ def test_a_resigned_game_counts_only_the_moves_played():
 
 
 def test_new_games_draws_the_no_resign_share():
-  new_games = jax.jit(lambda key, fraction: selfplay.new_games(CFG, key, 1000,
+  new_games = jax.jit(lambda key, fraction: selfplay.new_games(GAME, key, 1000,
                                                                no_resign_fraction=fraction))
   games = new_games(jax.random.PRNGKey(0), jnp.float32(0.2))
   assert abs(np.asarray(games.may_resign).mean() - 0.8) < 0.05
@@ -348,20 +358,20 @@ def test_new_games_draws_the_no_resign_share():
 
 
 def test_elo_difference():
-  assert float(arena.elo_difference(jnp.float32(0.5), 10)) == pytest.approx(0.0, abs=1e-4)
-  assert float(arena.elo_difference(jnp.float32(0.75), 10)) == pytest.approx(400 * np.log10(3),
+  assert float(stats.elo_difference(jnp.float32(0.5), 10)) == pytest.approx(0.0, abs=1e-4)
+  assert float(stats.elo_difference(jnp.float32(0.75), 10)) == pytest.approx(400 * np.log10(3),
                                                                              rel=1e-5)
   for s in (0.1, 0.3, 0.65):
-    assert float(arena.elo_difference(jnp.float32(s), 10)) == pytest.approx(
-        -float(arena.elo_difference(jnp.float32(1 - s), 10)), rel=1e-4)
+    assert float(stats.elo_difference(jnp.float32(s), 10)) == pytest.approx(
+        -float(stats.elo_difference(jnp.float32(1 - s), 10)), rel=1e-4)
   # A clean sweep counts as half a game lost: finite, and as far as the number of games allows.
   for games in (10, 40):
-    top = float(arena.elo_difference(jnp.float32(1.0), games))
+    top = float(stats.elo_difference(jnp.float32(1.0), games))
     eps = 0.5 / games
     assert top == pytest.approx(400 * np.log10((1 - eps) / eps), rel=1e-4)
-    assert float(arena.elo_difference(jnp.float32(0.0), games)) == pytest.approx(-top, rel=1e-4)
-  assert float(arena.elo_difference(jnp.float32(1.0), 40)) > float(
-      arena.elo_difference(jnp.float32(1.0), 10))
+    assert float(stats.elo_difference(jnp.float32(0.0), games)) == pytest.approx(-top, rel=1e-4)
+  assert float(stats.elo_difference(jnp.float32(1.0), 40)) > float(
+      stats.elo_difference(jnp.float32(1.0), 10))
 
 
 MATCH_GAMES = 4
@@ -370,9 +380,9 @@ MATCH_GAMES = 4
 @functools.cache
 def _match():
   # Gumbel noise off: a network's search is then deterministic.
-  search = dict(SEARCH, gumbel_scale=0.0)
+  search = SEARCH.replace(gumbel_scale=0.0)
   return jax.jit(lambda a, b, key, temperature_moves: arena.play_match(
-      CFG, helpers.fake_apply, a, b, key, num_games=MATCH_GAMES, search=search,
+      GAME, helpers.fake_evaluator, a, b, key, num_games=MATCH_GAMES, search=search,
       temperature_moves=temperature_moves))
 
 
@@ -404,5 +414,6 @@ def test_a_player_that_always_passes_loses_with_both_colours():
 
 def test_match_needs_an_even_number_of_games():
   with pytest.raises(ValueError, match="even"):
-    arena.play_match(CFG, helpers.fake_apply, fake_variables(), fake_variables(), jax.random.PRNGKey(0),
+    arena.play_match(GAME, helpers.fake_evaluator, fake_variables(), fake_variables(),
+                     jax.random.PRNGKey(0),
                      num_games=3, search=SEARCH, temperature_moves=0)

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import data, go, supervised
+from agz_jax import data, go, training
+from agz_jax.training import sl_policy
 from agz_jax.data import positions
 from agz_jax.nets import PolicyNet
 
@@ -23,7 +24,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 from configs import sl_policy_cpu  # noqa: E402  pylint: disable=wrong-import-position
 
-CFG = go.GoConfig(size=9, komi=7.5, max_moves=162, features="alphago48")
+CFG = go.GoConfig(size=9, komi=7.5, max_moves=162)
+ENCODING = "alphago48"
 
 
 def random_game(rng, length, setup=False, white_first=False, date="2016-01-01", winner=1):
@@ -52,7 +54,7 @@ def archive():
 
 @functools.cache
 def _sampler(num_games, positions_per_game, augment):
-  return jax.jit(functools.partial(positions.sample, CFG, num_games=num_games,
+  return jax.jit(functools.partial(positions.sample, CFG, encoding=ENCODING, num_games=num_games,
                                    positions_per_game=positions_per_game, augment=augment))
 
 
@@ -66,13 +68,13 @@ def _host_state(archive, i, move_number):
 def test_positions_equal_a_move_by_move_host_replay(archive):
   table = jax.tree.map(jnp.asarray, positions.make_table(archive, np.arange(archive.num_games)))
   batch = _sampler(6, 4, False)(table, jax.random.PRNGKey(0))
-  single = jax.jit(go.features, static_argnums=0)
+  single = jax.jit(go.features, static_argnums=(0, 2))
   assert batch.planes.shape == (24, 9, 9, 48)
   assert len(set(np.asarray(batch.game).tolist())) > 2
   for i in range(24):
     g, n = int(batch.game[i]), int(batch.move_number[i])
     state = _host_state(archive, g, n)
-    np.testing.assert_array_equal(np.asarray(batch.planes[i]), np.asarray(single(CFG, state)),
+    np.testing.assert_array_equal(np.asarray(batch.planes[i]), np.asarray(single(CFG, state, ENCODING)),
                                   err_msg=f"game {g} move {n}")
     assert int(batch.action[i]) == int(data.game(archive, g).moves[n])
     assert float(batch.value_target[i]) == int(archive.winner[g]) * int(state.to_play)
@@ -110,7 +112,7 @@ def test_validation_games_are_never_trained_on(archive, tmp_path):
   data.save(archive, str(tmp_path))
   config = sl_policy_cpu.get_config()
   config.data.dir, config.data.val_from, config.game.size = str(tmp_path), "2017-01-01", 9
-  train_table, val_table, info = supervised.load_tables(CFG, config)
+  train_table, val_table, info = sl_policy.load_tables(CFG, config)
   assert (info["train_games"], info["val_games"]) == (3, 2)
   train_moves = {tuple(np.asarray(r).tolist()) for r in train_table.moves}
   for i in (3, 4):  # dated 2017-06 and 2017-07
@@ -138,7 +140,7 @@ def test_policy_net_has_the_paper_shape():
 
 def _tiny_config(workdir_data, features="agz17"):
   config = sl_policy_cpu.get_config()
-  config.game.size, config.game.max_moves, config.game.features = 9, 162, features
+  config.game.size, config.game.max_moves, config.model.encoding = 9, 162, features
   config.model.layers, config.model.filters = 3, 16
   config.data.dir, config.data.val_from = workdir_data, "2017-01-01"
   config.data.games_per_batch, config.data.positions_per_game = 4, 8
@@ -159,9 +161,9 @@ def test_supervised_training_learns_checkpoints_and_resumes(tmp_path, capsys):
   config = _tiny_config(str(tmp_path / "games"))
   workdir = str(tmp_path / "run")
   config.steps = 100
-  supervised.train_and_evaluate(config, workdir)
+  training.train_and_evaluate(config, workdir)
   config.steps = 150
-  state = supervised.train_and_evaluate(config, workdir)
+  state = training.train_and_evaluate(config, workdir)
   out = capsys.readouterr().out
   assert "resumed from the checkpoint of step 100" in out
   assert "step 150/150" in out and "val loss" in out and "pos/s" in out
@@ -188,17 +190,17 @@ def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path, monkeypat
   from agz_jax import checkpoint, gtp  # pylint: disable=import-outside-toplevel
   from agz_jax.player import NetworkPlayer  # pylint: disable=import-outside-toplevel
   config = sl_policy_cpu.get_config()
-  config.game.size, config.game.features = 9, "alphago48"
+  config.game.size, config.model.encoding = 9, "alphago48"
   config.model.layers, config.model.filters = 3, 8
-  trainer = supervised.Trainer(config)
+  trainer = sl_policy.SLPolicyTask(config)
   saver = checkpoint.Checkpointer(str(tmp_path), keep=1)
   saver.save(1, trainer.init(0), config)
   saver.close()
   player = NetworkPlayer(str(tmp_path), simulations=8)
-  assert player.planes == {"history": 8, "features": "alphago48"}
+  assert player.planes == {"history": 8} and player.encoding == "alphago48"
   assert player.simulations == 0 and player.name == "agz_jax-sl-3x8"
   engine = gtp.Engine(player, komi=7.5)
-  assert engine.cfg.num_planes == 48
+  assert go.num_planes(engine.cfg, player.encoding) == 48
   played = []
   for colour in ("b", "w", "b", "w"):
     _, ok, vertex = engine.handle(f"genmove {colour}")

@@ -121,13 +121,14 @@ def replay_positions(cfg: go.GoConfig, table: GameTable, games: jnp.ndarray,
   return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), picked)
 
 
-def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, num_games: int,
-           positions_per_game: int, augment: bool = True) -> Batch:
+def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, encoding: str,
+           num_games: int, positions_per_game: int, augment: bool = True) -> Batch:
   """A minibatch of num_games * positions_per_game random positions. Consumes rng_key.
 
   Games are drawn with probability proportional to their length and positions
   uniformly within each game, so every position of the table is equally likely;
   with `augment` each position gets a random one of the 8 board symmetries.
+  Planes are those of `encoding` (go.features).
   """
   k_game, k_move, k_sym = jax.random.split(rng_key, 3)
   length = table.length.astype(jnp.float32)
@@ -136,7 +137,7 @@ def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, num_games:
   move_numbers = jnp.minimum((u * table.length[games, None]).astype(jnp.int32),
                              table.length[games, None] - 1)
   states = replay_positions(cfg, table, games, move_numbers)
-  planes = go.features(cfg, states)
+  planes = go.features(cfg, states, encoding)
   game = jnp.repeat(games, positions_per_game)
   move_number = move_numbers.reshape(-1)
   action = table.moves[game, move_number].astype(jnp.int32)

@@ -1,18 +1,25 @@
-"""The game of Go in pure JAX: rules, scoring, feature planes and symmetries."""
+"""The game of Go in pure JAX: rules, scoring, input encodings and symmetries.
 
-from agz_jax.go.config import GoConfig
-from agz_jax.go.coords import action_to_gtp, gtp_to_action
-from agz_jax.go.features import features, sensible_moves
-from agz_jax.go.rules import init, legal_actions, result, score, step
+The module satisfies the game protocol of `agz_jax.game` (init, step,
+legal_actions, result, num_actions, pass_action, dirichlet_alpha, features,
+planes_shape, symmetries), each function taking a `GoConfig` first.
+"""
+
+from agz_jax.go.config import GoConfig, dirichlet_alpha, num_actions, pass_action
+from agz_jax.go.coords import COLUMNS, action_to_gtp, gtp_to_action
+from agz_jax.go.features import (ENCODINGS, check_encoding, features, num_planes, planes_shape,
+                                 sensible_moves)
+from agz_jax.go.rules import check_setup, init, legal_actions, result, score, step
 from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
-from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetry_permutations,
-                                 transform_planes, transform_policy)
+from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetries,
+                                 symmetry_permutations, transform_planes, transform_policy)
 from agz_jax.go.text import host_score, illegal_reason, parse_board, play, to_ascii
 
 __all__ = [
-    "BLACK", "EMPTY", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
-    "action_to_gtp", "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
-    "legal_actions", "parse_board", "play", "result", "score", "sensible_moves", "step",
-    "symmetry_permutations",
-    "to_ascii", "transform_planes", "transform_policy",
+    "BLACK", "COLUMNS", "EMPTY", "ENCODINGS", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
+    "action_to_gtp", "check_encoding", "check_setup", "dirichlet_alpha", "features",
+    "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry", "legal_actions",
+    "num_actions", "num_planes", "parse_board", "pass_action", "planes_shape", "play", "result",
+    "score", "sensible_moves", "step", "symmetries", "symmetry_permutations", "to_ascii",
+    "transform_planes", "transform_policy",
 ]

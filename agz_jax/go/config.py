@@ -3,9 +3,6 @@
 import dataclasses
 import math
 
-# The input plane sets go.features knows.
-FEATURE_SETS = ("agz17", "alphago48", "alphago49")
-
 
 @dataclasses.dataclass(frozen=True)
 class GoConfig:
@@ -14,20 +11,20 @@ class GoConfig:
   Attributes:
     size: board side N, from 2 to 19.
     komi: points given to white; an integer komi makes draws possible.
-    history: number of board positions (current one included) kept for the
-      feature planes; AlphaGo Zero uses 8.
+    history: number of board positions (current one included) a state keeps,
+      for the input encodings that look back (AlphaGo Zero's stone history,
+      AlphaGo's turns-since planes); 8 covers every encoding.
     max_moves: the game ends (and is scored) after this many moves, passes
       included. None means 2 * size * size.
-    features: the input planes `go.features` computes: "agz17" (AlphaGo Zero's
-      stone history), "alphago48" (the 2016 policy network's hand-made planes)
-      or "alphago49" (those plus the colour to play, for the value network).
+
+  Which input planes a network sees is the network's choice, not the rules':
+  see `go.features` and its `encoding` argument.
   """
 
   size: int = 19
   komi: float = 7.5
   history: int = 8
   max_moves: int | None = None
-  features: str = "agz17"
 
   def __post_init__(self):
     if not isinstance(self.size, int) or not 2 <= self.size <= 19:
@@ -40,17 +37,7 @@ class GoConfig:
       object.__setattr__(self, "max_moves", 2 * self.size * self.size)
     elif not isinstance(self.max_moves, int) or self.max_moves < 1:
       raise ValueError(f"GoConfig: max_moves must be a positive integer or None, got {self.max_moves!r}")
-    if self.features not in FEATURE_SETS:
-      raise ValueError(f"GoConfig: features must be one of {', '.join(FEATURE_SETS)}, got {self.features!r}")
-    if self.features != "agz17" and self.history < 8:
-      raise ValueError(f"GoConfig: features {self.features!r} need history >= 8 (turns-since planes), "
-                       f"got {self.history}")
     object.__setattr__(self, "komi", float(self.komi))
-
-  @property
-  def num_planes(self) -> int:
-    """F, the number of input planes go.features returns."""
-    return {"agz17": 2 * self.history + 1, "alphago48": 48, "alphago49": 49}[self.features]
 
   @property
   def num_points(self) -> int:
@@ -66,3 +53,19 @@ class GoConfig:
   def num_actions(self) -> int:
     """P + 1: every point and pass."""
     return self.size * self.size + 1
+
+
+# The game protocol's functions of the config (agz_jax.game).
+def num_actions(cfg: GoConfig) -> int:
+  """P + 1: every point and pass."""
+  return cfg.num_actions
+
+
+def pass_action(cfg: GoConfig) -> int:
+  """The action index of a pass (P)."""
+  return cfg.pass_action
+
+
+def dirichlet_alpha(cfg: GoConfig) -> float:
+  """AlphaGo Zero's 0.03 on 19x19, scaled by the number of moves (AlphaZero's rule)."""
+  return 0.03 * 361 / cfg.num_points

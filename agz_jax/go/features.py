@@ -1,7 +1,8 @@
 """Input planes for the networks: AlphaGo Zero's stone history or AlphaGo's hand-made planes.
 
-`features(cfg, state)` computes the set named by `cfg.features`, so the rest of
-the code does not care which one a network was trained on:
+`features(cfg, state, encoding)` computes the set a network was trained on;
+each network names its encoding in its model config, so one position can be
+encoded several ways in one search (AlphaGo's policy and value networks):
 
 * "agz17": AlphaGo Zero (Silver et al. 2017): the stones of each side over the
   last T positions and the colour to play; 17 planes for T = 8.
@@ -71,25 +72,51 @@ LADDER_STAGE_MIN = 4
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
-def features(cfg: GoConfig, state: GoState) -> jnp.ndarray:
-  """The input planes named by `cfg.features`, from the point of view of the player to move.
+# The input encodings `features` knows.
+ENCODINGS = ("agz17", "alphago48", "alphago49")
+
+
+def check_encoding(cfg: GoConfig, encoding: str) -> None:
+  """Raises a ValueError naming the problem if `encoding` cannot encode `cfg`'s states."""
+  if encoding not in ENCODINGS:
+    raise ValueError(f"encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
+  if encoding != "agz17" and cfg.history < 8:
+    raise ValueError(f"encoding {encoding!r} needs game.history >= 8 (turns-since planes), "
+                     f"got {cfg.history}")
+
+
+def num_planes(cfg: GoConfig, encoding: str) -> int:
+  """F, the number of planes `features(cfg, state, encoding)` returns."""
+  check_encoding(cfg, encoding)
+  return {"agz17": 2 * cfg.history + 1, "alphago48": 48, "alphago49": 49}[encoding]
+
+
+def planes_shape(cfg: GoConfig, encoding: str) -> tuple[int, int, int]:
+  """(N, N, F): the shape of one position's planes."""
+  return cfg.size, cfg.size, num_planes(cfg, encoding)
+
+
+def features(cfg: GoConfig, state: GoState, encoding: str = "agz17") -> jnp.ndarray:
+  """The input planes of `encoding`, from the point of view of the player to move.
 
   Args:
     cfg: the game's configuration.
     state: one game, or a batch of games with any leading axes. Pass the whole
       batch rather than vmapping one game: ladders are read for the batch at
       once, which costs far less than reading for every game separately.
+    encoding: one of ENCODINGS (module docstring).
 
   Returns:
-    [..., N, N, F] float32, F = cfg.num_planes.
+    [..., N, N, F] float32, F = num_planes(cfg, encoding).
   """
+  check_encoding(cfg, encoding)
   batch = state.board.shape[:-1]
   size = int(np.prod(batch))
   flat = jax.tree.map(lambda x: x.reshape((size,) + x.shape[len(batch):]), state)
-  if cfg.features == "agz17":
+  if encoding == "agz17":
     planes = jax.vmap(functools.partial(_agz, cfg))(flat)
   else:
-    planes = _alphago(cfg, flat, colour_plane=cfg.features == "alphago49")
+    planes = _alphago(cfg, flat, colour_plane=encoding == "alphago49")
   return planes.reshape(batch + planes.shape[1:])
 
 

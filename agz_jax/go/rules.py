@@ -383,14 +383,23 @@ def score(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   return (black - white).astype(jnp.float32) - jnp.float32(cfg.komi)
 
 
-def result(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+def result(cfg: GoConfig, state: GoState, needed=True) -> jnp.ndarray:
   """The game's outcome for black: +1 win, -1 loss, 0 draw.
 
   A forfeit (illegal action given to `step`) decides it; otherwise the sign of
   the Tromp-Taylor score of the current position.
 
+  Args:
+    needed: [] bool; where False the result is 0 and costs almost nothing:
+      scoring floods empty regions in a while_loop, which under vmap runs as
+      long as the slowest board, so an unneeded board is scored empty (one
+      round).
+
   Returns:
     [] float32.
   """
-  by_score = jnp.sign(score(cfg, state))
-  return jnp.where(state.forfeit != 0, -state.forfeit.astype(jnp.float32), by_score)
+  needed = jnp.asarray(needed, bool)
+  board = jnp.where(needed, state.board, jnp.int8(EMPTY))
+  by_score = jnp.sign(score(cfg, state.replace(board=board)))
+  outcome = jnp.where(state.forfeit != 0, -state.forfeit.astype(jnp.float32), by_score)
+  return jnp.where(needed, outcome, 0.0)

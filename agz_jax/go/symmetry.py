@@ -27,6 +27,13 @@ def symmetry_permutations(size: int) -> np.ndarray:
   return np.stack(perms).astype(np.int32)
 
 
+def symmetries(cfg) -> tuple[np.ndarray, np.ndarray]:
+  """The game protocol's symmetries: ([8, P] point and [8, P + 1] action permutations)."""
+  points = symmetry_permutations(cfg.size)
+  actions = np.concatenate([points, np.full((NUM_SYMMETRIES, 1), cfg.size * cfg.size)], axis=1)
+  return points, actions.astype(np.int32)
+
+
 @functools.cache
 def _inverse_table(size: int) -> np.ndarray:
   perms = symmetry_permutations(size)

@@ -1,0 +1,41 @@
+"""Networks from the `model` section of a config."""
+
+import jax.numpy as jnp
+
+from agz_jax.nets.policy import PolicyNet
+from agz_jax.nets.resnet import AlphaZeroNet
+
+_DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
+# kind -> (module, the config fields it takes, whether it has a value output).
+KINDS = {
+    "resnet": (AlphaZeroNet, ("blocks", "channels", "value_hidden"), True),
+    "policy": (PolicyNet, ("layers", "filters"), False),
+}
+
+
+def compute_dtype(name: str):
+  """The jnp dtype named by model.dtype ("float32" or "bfloat16")."""
+  if name not in _DTYPES:
+    raise ValueError(f"model.dtype must be one of {sorted(_DTYPES)}, got {name!r}")
+  return _DTYPES[name]
+
+
+def make(model_config):
+  """The Flax module a `model` config section describes.
+
+  Args:
+    model_config: a ConfigDict (or dict) with `kind` (one of KINDS), `dtype`
+      and the fields of that kind: resnet: blocks, channels, value_hidden
+      (AlphaGo Zero's dual-head network, returns (logits, value)); policy:
+      layers, filters (AlphaGo's policy CNN, returns logits).
+  """
+  kind = model_config["kind"]
+  if kind not in KINDS:
+    raise ValueError(f"model.kind must be one of {', '.join(KINDS)}, got {kind!r}")
+  module, fields, _ = KINDS[kind]
+  return module(**{f: model_config[f] for f in fields}, dtype=compute_dtype(model_config["dtype"]))
+
+
+def has_value(model_config) -> bool:
+  """Whether the network of `model_config` has a value output."""
+  return KINDS[model_config["kind"]][2]

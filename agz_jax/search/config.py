@@ -1,0 +1,59 @@
+"""The search's settings: one frozen, hashable value built once from the config."""
+
+import dataclasses
+
+ALGORITHMS = ("gumbel", "puct")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SearchConfig:
+  """How to search; a static jit argument. Built from a config's `search` section
+  (`from_config`), so every default lives in the config files.
+
+  Attributes:
+    algorithm: 'gumbel' (Gumbel MuZero's sequential halving, mctx) or 'puct'
+      (AlphaGo Zero's PUCT with Dirichlet noise at the root).
+    num_simulations: simulations per search.
+    max_num_considered_actions: Gumbel: actions kept by sequential halving.
+    gumbel_scale: Gumbel: scale of the root noise.
+    dirichlet_alpha: PUCT: root noise concentration; None: the game's
+      (game.dirichlet_alpha, AlphaZero's rule).
+    dirichlet_fraction: PUCT: weight of the noise in the root prior (0: none).
+    pb_c_init: PUCT exploration constant.
+    pb_c_base: PUCT exploration base.
+    min_pass_moves: before this many moves of a game, a pass is allowed (at the
+      root and inside the tree) only when no other move is legal. Self-play
+      uses it against a collapse seen from scratch: with komi, a side that
+      passes early and is answered by a pass wins, so both learn to pass and
+      stop learning the game. 0 (players, matches) keeps the rules as they are.
+  """
+
+  algorithm: str
+  num_simulations: int
+  max_num_considered_actions: int
+  gumbel_scale: float
+  dirichlet_alpha: float | None
+  dirichlet_fraction: float
+  pb_c_init: float
+  pb_c_base: float
+  min_pass_moves: int = 0
+
+  def __post_init__(self):
+    if self.algorithm not in ALGORITHMS:
+      raise ValueError(f"search.algorithm must be one of {', '.join(ALGORITHMS)}, "
+                       f"got {self.algorithm!r}")
+    if not isinstance(self.num_simulations, int) or self.num_simulations < 1:
+      raise ValueError(f"search.num_simulations must be a positive integer, "
+                       f"got {self.num_simulations!r}")
+
+  @classmethod
+  def from_config(cls, search_config, **overrides) -> "SearchConfig":
+    """From a config's `search` section; `overrides` replace fields (e.g. the
+    evaluation match's num_simulations, self-play's min_pass_moves)."""
+    fields = {f.name: search_config[f.name] for f in dataclasses.fields(cls)
+              if f.name != "min_pass_moves"}
+    fields.update(overrides)
+    return cls(**fields)
+
+  def replace(self, **changes) -> "SearchConfig":
+    return dataclasses.replace(self, **changes)

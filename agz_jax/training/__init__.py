@@ -1,0 +1,35 @@
+"""Training: one loop for every task, and the registry `launch` looks tasks up in.
+
+A task is one module with its state, its jitted step and its metrics (a
+`loop.Task` subclass); adding one is that module and a line in TASKS.
+"""
+
+import ml_collections
+
+from agz_jax.training import agz, loop, optim, sl_policy
+from agz_jax.training.loop import Task
+
+TASKS: dict[str, type[Task]] = {
+    "selfplay": agz.AlphaZeroTask,
+    "sl_policy": sl_policy.SLPolicyTask,
+}
+
+
+def make_task(config: ml_collections.ConfigDict) -> Task:
+  """The task `config.task` names, built from the config."""
+  if config.task not in TASKS:
+    raise ValueError(f"config.task must be one of {', '.join(TASKS)}, got {config.task!r}")
+  return TASKS[config.task](config)
+
+
+def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str):
+  """Trains the task `config.task` names, resuming from the newest good checkpoint in `workdir`.
+
+  Returns:
+    The final training state.
+  """
+  return loop.run(make_task(config), config, workdir)
+
+
+__all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "sl_policy",
+           "train_and_evaluate"]

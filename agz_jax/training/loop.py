@@ -1,0 +1,146 @@
+"""The training loop every task shares, and the Task interface it drives.
+
+`run(task, config, workdir)` restores the newest good checkpoint of the
+workdir (or initialises and, for tasks that keep it, saves step 0), then runs
+the task's jitted step until `task.total`: metrics go to TensorBoard and
+metrics.jsonl with a progress line and ETA, checkpoints are saved every
+`checkpoint.every` steps, at the end and on SIGTERM (every host stops at the
+same step), and a NaN or infinite loss stops the run with the last checkpoint
+intact.
+"""
+
+import os
+import time
+
+import jax
+import ml_collections
+import numpy as np
+
+from agz_jax import checkpoint, parallel
+from agz_jax.metrics import MetricWriter, check_finite, log
+
+
+class Task:
+  """One kind of training run: its state, its jitted step and what it reports.
+
+  A task module defines a subclass and registers it in `agz_jax.training.TASKS`.
+
+  Attributes:
+    unit: what one step is called in messages ("iteration", "step").
+    keep_steps: checkpoints kept for ever (besides the last `checkpoint.keep`).
+    save_initial: a fresh run saves its untrained state as checkpoint 0.
+    total: the last step of the run.
+    items_per_unit: positions per step, for the positions/s figure.
+    abstract_state: the state's shapes, dtypes and shardings (for restoring).
+  """
+
+  unit = "step"
+  keep_steps: tuple[int, ...] = ()
+  save_initial = False
+
+  def __init__(self, config: ml_collections.ConfigDict):
+    self.config = config
+    self.total = 0
+    self.items_per_unit = 0
+    self.abstract_state = None
+
+  def init(self, seed: int):
+    """A fresh, sharded state."""
+    raise NotImplementedError
+
+  def begin(self, workdir: str, start: int) -> None:
+    """Called once before the first step (`start`: the step restored, 0 for a fresh run)."""
+
+  def step(self, state, i: int):
+    """Runs step `i`; returns (state, dict of [] device arrays)."""
+    raise NotImplementedError
+
+  def reporting(self, i: int) -> bool:
+    """Whether step `i`'s metrics are fetched, written and shown."""
+    del i
+    return True
+
+  def report(self, i: int, state, metrics: dict) -> tuple[object, dict]:
+    """Adds what the task measures at a reported step (evaluations); returns (state, metrics)."""
+    del i
+    return state, metrics
+
+  def lines(self, i: int, metrics: dict, seconds: float, eta: float, compiling: bool) -> list[str]:
+    """The progress lines of a reported step (`seconds`: per step)."""
+    raise NotImplementedError
+
+  def end(self) -> None:
+    """Called once when the run stops, however it stops."""
+
+
+def run(task: Task, config: ml_collections.ConfigDict, workdir: str):
+  """Trains `task` from its config, resuming from the latest good checkpoint in `workdir`.
+
+  Returns:
+    The final state.
+  """
+  os.makedirs(workdir, exist_ok=True)
+  ckpt = checkpoint.Checkpointer(workdir, keep=config.checkpoint.keep, keep_steps=task.keep_steps)
+  state, start = ckpt.restore_latest(task.abstract_state)
+  if state is None:
+    state, start = task.init(config.seed), 0
+    if task.save_initial:
+      ckpt.save(0, state, config)
+  else:
+    log(f"resumed from the checkpoint of {task.unit} {start}")
+  writer = MetricWriter(workdir)
+  preemption = checkpoint.Preemption()
+  clock = _Clock(start)
+  try:
+    task.begin(workdir, start)
+    for i in range(start + 1, task.total + 1):
+      state, metrics = task.step(state, i)
+      saving = i % config.checkpoint.every == 0 or i == task.total
+      if i == start + 1:
+        jax.block_until_ready(state)  # the first step compiles: not counted in speeds
+      reported = task.reporting(i) or saving
+      if reported:
+        metrics = {k: float(v) for k, v in parallel.to_host(metrics).items()}
+        check_finite(metrics, i)
+        seconds, compiling = clock.per_step(i)
+        metrics["positions_per_s"] = task.items_per_unit / max(seconds, 1e-9)
+        metrics[f"seconds_per_{task.unit}"] = seconds
+        state, metrics = task.report(i, state, metrics)
+        writer.write(i, metrics)
+        for line in task.lines(i, metrics, seconds, clock.eta(i, task.total), compiling):
+          log(line)
+      if checkpoint.save_if_due(ckpt, preemption, i, state, config, due=saving, unit=task.unit):
+        break
+      if reported or i == start + 1:
+        clock.mark(i)
+  finally:
+    task.end()
+    ckpt.close()
+    writer.close()
+    preemption.restore()
+  return state
+
+
+class _Clock:
+  """Seconds per step between reports; the ETA from the median of the recent ones."""
+
+  def __init__(self, start: int):
+    self.start = start
+    self.last_step, self.last_time = start, time.perf_counter()
+    self.recent = []
+
+  def per_step(self, i: int) -> tuple[float, bool]:
+    """(seconds per step since the last mark, whether these steps include compiling)."""
+    seconds = (time.perf_counter() - self.last_time) / max(i - self.last_step, 1)
+    compiling = self.last_step == self.start
+    if not compiling:
+      self.recent = (self.recent + [seconds])[-5:]
+    return seconds, compiling
+
+  def mark(self, i: int) -> None:
+    """Steps after `i` are timed anew (called after the first, compiling step and each report)."""
+    self.last_step, self.last_time = i, time.perf_counter()
+
+  def eta(self, i: int, total: int) -> float:
+    per_step = np.median(self.recent) if self.recent else 0.0
+    return float(per_step * (total - i))

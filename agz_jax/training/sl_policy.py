@@ -1,0 +1,202 @@
+"""AlphaGo's supervised stage: the policy network learns to predict human moves (task
+"sl_policy").
+
+The games imported by `python -m agz_jax.data.import_sgf` are split by date into
+training and validation games; each jitted step samples a minibatch of random
+training positions on the device (`agz_jax.data.positions`), computes the
+cross-entropy of the human move, and takes an SGD step. Every `eval.every`
+steps a fixed set of validation positions (never trained on) gives loss, top-1
+and top-5 accuracy.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+import optax
+from flax import struct
+
+from agz_jax import data, game as game_lib, go, nets, parallel
+from agz_jax.data import positions
+from agz_jax.metrics import format_eta, log
+from agz_jax.training import optim
+from agz_jax.training.loop import Task
+
+
+@struct.dataclass
+class SLState:
+  """Everything a supervised run needs to resume.
+
+  Attributes:
+    params: the policy network's parameters.
+    batch_stats: {} (the network has no normalisation; kept so that checkpoints
+      hold the same `network` item as self-play runs).
+    opt_state: the optimizer's state.
+    rng: PRNG key for the next step.
+    step: [] int32, updates done.
+  """
+
+  params: dict
+  batch_stats: dict
+  opt_state: optax.OptState
+  rng: jax.Array
+  step: jax.Array
+
+
+def init_state(cfg: go.GoConfig, encoding: str, model, optimizer, rng_key) -> SLState:
+  k_net, k_state = jax.random.split(rng_key)
+  planes = jnp.zeros((1,) + go.planes_shape(cfg, encoding), jnp.float32)
+  params = model.init(k_net, planes)["params"]
+  return SLState(params=params, batch_stats={}, opt_state=optimizer.init(params), rng=k_state,
+                 step=jnp.int32(0))
+
+
+def _scores(logits, action):
+  """Cross-entropy, top-1 and top-5 hits of the human move, per position."""
+  log_p = jax.nn.log_softmax(logits)
+  loss = -jnp.take_along_axis(log_p, action[:, None], axis=-1)[:, 0]
+  rank = jnp.sum(logits > jnp.take_along_axis(logits, action[:, None], axis=-1), axis=-1)
+  return loss, (rank < 1).astype(jnp.float32), (rank < 5).astype(jnp.float32)
+
+
+def train_step(cfg, model, optimizer, config, batch_sharding, state: SLState,
+               table) -> tuple[SLState, dict]:
+  """One update on a fresh minibatch of training positions. Jit and donate `state`.
+
+  Every device replays its own share of the minibatch's games (`batch_sharding`
+  splits them along the data axis); parameters are replicated.
+  """
+  rng, k_batch = jax.random.split(state.rng)
+  batch = positions.sample(cfg, table, k_batch, encoding=config.model.encoding,
+                           num_games=config.data.games_per_batch,
+                           positions_per_game=config.data.positions_per_game)
+  batch = jax.lax.with_sharding_constraint(batch, batch_sharding)
+
+  def loss_fn(params):
+    logits = model.apply({"params": params}, batch.planes, train=True)
+    loss, top1, _ = _scores(logits, batch.action)
+    l2 = optim.l2_penalty(params, config.train.weight_decay)
+    return jnp.mean(loss) + l2, (jnp.mean(loss), jnp.mean(top1))
+
+  grads, (loss, top1) = jax.grad(loss_fn, has_aux=True)(state.params)
+  updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+  params = optax.apply_updates(state.params, updates)
+  state = state.replace(params=params, opt_state=opt_state, rng=rng, step=state.step + 1)
+  return state, {"loss_policy": loss, "train_top1": top1}
+
+
+def validation_positions(cfg, table, config) -> positions.Batch:
+  """The fixed validation positions: the same ones at every evaluation and on resume."""
+  chunk = config.data.games_per_batch * config.data.positions_per_game
+  sample = jax.jit(functools.partial(positions.sample, cfg, encoding=config.model.encoding,
+                                     num_games=config.data.games_per_batch,
+                                     positions_per_game=config.data.positions_per_game,
+                                     augment=False))
+  parts = []
+  key = jax.random.PRNGKey(config.eval.seed)
+  for i in range(-(-config.eval.num_positions // chunk)):
+    b = sample(table, jax.random.fold_in(key, i))
+    parts.append(b.replace(planes=b.planes.astype(jnp.uint8)))
+  return jax.tree.map(lambda *x: jnp.concatenate(x)[:config.eval.num_positions], *parts)
+
+
+def evaluate(model, params, batch: positions.Batch) -> dict:
+  """Validation loss and top-1 / top-5 accuracy (over every action, pass included)."""
+  logits = model.apply({"params": params}, batch.planes.astype(jnp.float32))
+  loss, top1, top5 = _scores(logits, batch.action)
+  return {"val_loss": jnp.mean(loss), "val_top1": jnp.mean(top1), "val_top5": jnp.mean(top5)}
+
+
+def load_tables(cfg: go.GoConfig, config) -> tuple[positions.GameTable, positions.GameTable, dict]:
+  """Training and validation games from `data.dir`, split by `data.val_from`."""
+  archive = data.load(config.data.dir)
+  if archive.size != cfg.size:
+    raise ValueError(f"{config.data.dir} holds {archive.size}x{archive.size} games; the config "
+                     f"trains on {cfg.size}x{cfg.size} (game.size)")
+  train_idx, val_idx = data.split_by_date(archive, config.data.val_from)
+  if config.data.max_games:
+    train_idx = train_idx[:config.data.max_games]
+  if not len(val_idx):
+    raise ValueError(f"no validation games dated {config.data.val_from} or later in "
+                     f"{config.data.dir}; set data.val_from to an earlier date")
+  lengths = np.diff(archive.offsets)
+  if lengths.max() > cfg.max_moves:
+    raise ValueError(f"the longest game has {lengths.max()} moves; game.max_moves "
+                     f"({cfg.max_moves}) must cover it")
+  info = {"train_games": len(train_idx), "val_games": len(val_idx),
+          "train_positions": int(lengths[train_idx].sum()),
+          "val_positions": int(lengths[val_idx].sum())}
+  return (jax.tree.map(jnp.asarray, positions.make_table(archive, train_idx)),
+          jax.tree.map(jnp.asarray, positions.make_table(archive, val_idx)), info)
+
+
+class SLPolicyTask(Task):
+  """The jitted pieces of a supervised run, built once from a config."""
+
+  unit = "step"
+
+  def __init__(self, config: ml_collections.ConfigDict):
+    super().__init__(config)
+    self.total = config.steps
+    self.items_per_unit = config.data.games_per_batch * config.data.positions_per_game
+    self.cfg = game_lib.make(config.game).cfg
+    self.model = nets.make(config.model)
+    self.schedule = optim.halving_schedule(config.train)
+    self.optimizer = optim.make_optimizer(config.train, self.schedule)
+    self.mesh = parallel.make_mesh(config.mesh.num_devices)
+    rep = parallel.replicated(self.mesh)
+    init = functools.partial(init_state, self.cfg, config.model.encoding, self.model,
+                             self.optimizer)
+    abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
+    self.abstract_state = jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
+    self._init = jax.jit(init, out_shardings=rep)
+    parallel.check_divisible(self.mesh, **{"data.games_per_batch": config.data.games_per_batch})
+    self._step = jax.jit(functools.partial(train_step, self.cfg, self.model, self.optimizer,
+                                           config, parallel.split_leading(self.mesh)),
+                         donate_argnums=0)
+    self.evaluate = jax.jit(functools.partial(evaluate, self.model))
+    self.train_table = self.val_batch = None
+
+  def init(self, seed: int) -> SLState:
+    return self._init(jax.random.PRNGKey(seed))
+
+  def begin(self, workdir: str, start: int) -> None:
+    c = self.config
+    self.train_table, val_table, info = load_tables(self.cfg, c)
+    log(f"{info['train_games']:,} training games ({info['train_positions']:,} positions), "
+        f"{info['val_games']:,} validation games from {c.data.val_from} "
+        f"({info['val_positions']:,} positions)")
+    self.val_batch = validation_positions(self.cfg, val_table, c)
+    log(f"training a {c.model.layers}-layer, {c.model.filters}-filter policy network on "
+        f"{c.model.encoding} planes, {self.items_per_unit} positions per step, "
+        f"steps {start}..{self.total}")
+
+  def step(self, state: SLState, i: int):
+    del i
+    return self._step(state, self.train_table)
+
+  def _evaluating(self, i: int) -> bool:
+    every = self.config.eval.every
+    return bool(every) and (i % every == 0 or i == self.total)
+
+  def reporting(self, i: int) -> bool:
+    return i % self.config.log_every == 0 or self._evaluating(i)
+
+  def report(self, i: int, state: SLState, metrics: dict) -> tuple[SLState, dict]:
+    metrics["learning_rate"] = float(self.schedule(i))
+    if self._evaluating(i):
+      metrics.update({k: float(v) for k, v in parallel.to_host(
+          self.evaluate(state.params, self.val_batch)).items()})
+    return state, metrics
+
+  def lines(self, i: int, metrics: dict, seconds: float, eta: float, compiling: bool) -> list[str]:
+    speed = "compiling" if compiling else f"{metrics['positions_per_s']:,.0f} pos/s"
+    line = (f"step {i}/{self.total} | {speed} | loss {metrics['loss_policy']:.3f} "
+            f"top1 {metrics['train_top1']:.3f} | lr {metrics['learning_rate']:.2g}")
+    if "val_top1" in metrics:
+      line += (f" | val loss {metrics['val_loss']:.3f} top1 {metrics['val_top1']:.3f} "
+               f"top5 {metrics['val_top5']:.3f}")
+    return [f"{line} | ETA {format_eta(eta)}"]

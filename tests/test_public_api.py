@@ -1,0 +1,164 @@
+"""The public surface and the seams: the package's exports, the game protocol (Go and a toy
+game where a player moves twice), import boundaries, and old checkpoints' configs."""
+
+import ast
+import glob
+import os
+import subprocess
+import sys
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import agz_jax
+from agz_jax import arena, checkpoint, game, go, search
+
+import helpers
+import toy_game
+
+PACKAGE = os.path.dirname(os.path.abspath(agz_jax.__file__))
+
+
+def test_the_public_surface_is_pinned():
+  assert sorted(agz_jax.__all__) == [
+      "Evaluator", "Game", "ReplayBuffer", "SearchConfig", "SelfPlayConfig", "TASKS", "arena",
+      "game", "go", "nets", "replay", "run_search", "search", "selfplay", "train_and_evaluate",
+      "training"]
+  for name in agz_jax.__all__:
+    assert getattr(agz_jax, name) is not None, name
+  assert set(agz_jax.TASKS) == {"selfplay", "sl_policy"}
+  assert callable(agz_jax.train_and_evaluate)
+  with pytest.raises(AttributeError, match="no attribute 'trainer'"):
+    getattr(agz_jax, "trainer")
+
+
+def test_importing_the_package_does_not_load_checkpointing():
+  code = ("import sys, agz_jax, agz_jax.demo; "
+          "assert not [m for m in sys.modules if m.startswith('orbax')], 'orbax loaded'")
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr
+
+
+def _imports(path):
+  """Modules a source file imports (absolute names; `from a import b` gives a.b and a)."""
+  tree = ast.parse(open(path, encoding="utf-8").read())
+  names = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      names.update(a.name for a in node.names)
+    elif isinstance(node, ast.ImportFrom) and node.module:
+      names.add(node.module)
+      names.update(f"{node.module}.{a.name}" for a in node.names)
+  return names
+
+
+def _sources(folder=""):
+  return sorted(glob.glob(os.path.join(PACKAGE, folder, "**", "*.py"), recursive=True))
+
+
+def test_import_boundaries():
+  for path in _sources():
+    rel = os.path.relpath(path, PACKAGE)
+    imports = _imports(path)
+    ours = {m for m in imports if m.startswith("agz_jax.")}
+    if rel.startswith("go" + os.sep):
+      # The game imports nothing else of the package.
+      assert all(m.startswith("agz_jax.go") for m in ours), (rel, ours)
+    else:
+      # Outside go/ the game is reached through its public names only.
+      private = {m for m in ours if m.startswith("agz_jax.go.")
+                 and m.split(".")[2] in ("rules", "coords", "features", "state", "ladders",
+                                         "symmetry", "text", "config")}
+      assert not private, (rel, private)
+    if rel.startswith("nets" + os.sep):
+      assert all(m.startswith("agz_jax.nets") for m in ours), (rel, ours)
+
+
+def test_go_satisfies_the_game_protocol():
+  game.check_protocol(go)
+  game.check_protocol(toy_game)
+  broken = types.ModuleType("broken")
+  broken.init = lambda cfg: None
+  with pytest.raises(TypeError, match="has no function step"):
+    game.check_protocol(broken)
+
+
+def test_a_bound_go_game_is_go():
+  cfg = go.GoConfig(size=5, komi=0.5, history=2)
+  g = game.Game(go, cfg)
+  assert hash(g) == hash(game.Game(go, go.GoConfig(size=5, komi=0.5, history=2)))
+  assert (g.num_actions, g.pass_action, g.num_symmetries) == (26, 25, 8)
+  state = go.play(cfg, [12, 7, 25])
+  np.testing.assert_array_equal(g.legal_actions(state), go.legal_actions(cfg, state))
+  np.testing.assert_array_equal(g.step(state, 13).board, go.step(cfg, state, 13).board)
+  over = go.play(cfg, [25], state)
+  assert float(g.result(over)) == float(go.result(cfg, over)) == -1.0  # komi 0.5 decides
+  assert float(g.result(over, False)) == 0.0
+  planes = go.features(cfg, state)
+  policy = jnp.arange(26, dtype=jnp.float32)
+  for k in range(8):
+    p, q = g.transform(planes, policy, k)
+    np.testing.assert_array_equal(p, go.transform_planes(planes, k))
+    np.testing.assert_array_equal(q, go.transform_policy(policy, k))
+  assert g == game.make({"name": "go", "size": 5, "komi": 0.5, "history": 2, "max_moves": None})
+  with pytest.raises(ValueError, match="game.name must be 'go'"):
+    game.make({"name": "chess", "size": 8})
+
+
+TOY = game.Game(toy_game, None)
+
+
+def _prior_evaluator(variables, states, rng_key):
+  """A 'network' whose prior is its variables' [2] logits, value 0."""
+  del rng_key
+  batch = states.to_play.shape[0]
+  return jnp.broadcast_to(variables, (batch, 2)), jnp.zeros(batch)
+
+
+def test_the_discount_follows_the_player_to_move():
+  recurrent = search.make_recurrent_fn(TOY, _prior_evaluator)
+  states = TOY.init_batch(2)
+  out, after = recurrent(jnp.zeros(2), jax.random.PRNGKey(0),
+                         jnp.asarray([toy_game.STAY, toy_game.SWITCH]), states)
+  np.testing.assert_array_equal(after.to_play, [1, -1])
+  np.testing.assert_array_equal(out.discount, [1.0, -1.0])
+
+
+def test_search_on_a_game_where_a_player_moves_again():
+  """Staying is worth a point; with the discount from to_play the search finds it."""
+  states = TOY.init_batch(4)
+  settings = helpers.search_config(algorithm="puct", num_simulations=64, dirichlet_fraction=0.0,
+                                   max_num_considered_actions=2)
+  out = search.run_search(TOY, _prior_evaluator, jnp.zeros(2), states, jax.random.PRNGKey(1),
+                          settings)
+  np.testing.assert_array_equal(search.best_action(settings, out), toy_game.STAY)
+
+
+def test_the_arena_picks_the_player_from_to_play():
+  # a always stays, b always switches. a moves first: it stays to the end. b moves first: it
+  # hands over and a stays to the end. a wins every game only if each move is made by the
+  # player whose turn it is (by parity, b would move for a after a's first move).
+  stay, switch = jnp.asarray([50.0, -50.0]), jnp.asarray([-50.0, 50.0])
+  settings = helpers.search_config(algorithm="gumbel", num_simulations=4, gumbel_scale=0.0,
+                                   max_num_considered_actions=2)
+  out = arena.play_match(TOY, _prior_evaluator, stay, switch, jax.random.PRNGKey(0), num_games=4,
+                         search=settings, temperature_moves=0)
+  assert (float(out["wins"]), float(out["losses"])) == (4.0, 0.0)
+  assert float(out["length"]) == toy_game.MAX_MOVES
+
+
+def test_old_checkpoint_configs_are_upgraded():
+  old = {"game": {"size": 9, "komi": 7.5, "history": 8, "max_moves": None, "features": "agz17"},
+         "model": {"blocks": 2, "channels": 32, "value_hidden": 64, "dtype": "float32"},
+         "eval": {"num_simulations": 8}}
+  new = checkpoint.upgrade_config(old)
+  assert new["task"] == "selfplay" and new["model"]["kind"] == "resnet"
+  assert new["model"]["encoding"] == "agz17" and "features" not in new["game"]
+  assert new["eval"]["dirichlet_fraction"] == 0.0 and new["game"]["name"] == "go"
+  sl = checkpoint.upgrade_config({"task": "sl_policy", "game": {"features": "alphago48"},
+                                  "model": {"layers": 3}})
+  assert (sl["model"]["kind"], sl["model"]["encoding"]) == ("policy", "alphago48")
+  assert "features" in old["game"]  # the input is not changed
