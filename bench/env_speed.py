@@ -4,7 +4,11 @@ Random legal play with auto-reset, jit + vmap, the same batch and board size for
 both. Our step is followed by `legal_actions` (full positional superko mask);
 pgx's step computes its legal mask (simple ko only) and its observation itself,
 so a second line adds our `features` to each step for a like-for-like count.
-Also reports the bytes of one game state and the speed of `features`.
+That line consumes every plane: a weighted sum over all planes of all boards,
+with weights drawn at run time, is folded into the loop's carry and returned,
+so XLA can neither drop a plane as dead code nor fold it into a constant.
+Also reports the bytes of one game state and the speed of `features` alone on
+the positions the timed runs reached.
 
   pip install -e '.[bench]'
   python bench/env_speed.py                       # 9x9 at batch 1024 and 19x19 at 256
@@ -39,21 +43,23 @@ def ours_loop(cfg: go.GoConfig, batch: int, steps: int, with_features: bool):
   init = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
   legal = jax.vmap(lambda s: go.legal_actions(cfg, s))
   step = jax.vmap(lambda s, a: go.step(cfg, s, a))
-  feats = jax.vmap(lambda s: go.features(cfg, s))
 
   def body(i, carry):
-    state, key, acc = carry
+    state, key, weights, acc = carry
     key, sub = jax.random.split(key)
     actions = jax.vmap(_random_action)(jax.random.split(sub, batch), legal(state))
     state = step(state, actions)
     if with_features:
-      acc = acc + jnp.sum(feats(state)[..., 0])
+      # Every plane of every board enters the carry, each with its own weight.
+      acc = acc + jnp.einsum("bxyf,f->", go.features(cfg, state), weights)
     state = _reset_done(state.terminated, init, state)
-    return state, key, acc
+    return state, key, weights, acc
 
   @jax.jit
   def run(state, key):
-    state, _, acc = jax.lax.fori_loop(0, steps, body, (state, key, jnp.float32(0)))
+    key, sub = jax.random.split(key)
+    weights = 1.0 + jax.random.uniform(sub, (cfg.num_planes,))
+    state, _, _, acc = jax.lax.fori_loop(0, steps, body, (state, key, weights, jnp.float32(0)))
     return state, acc
   return run, init
 
@@ -81,14 +87,18 @@ def pgx_loop(size: int, batch: int, steps: int):
 def _steps_per_second(run, init, batch, steps, repeats):
   """Best of `repeats` timed runs; a first untimed run compiles and mixes game stages.
 
-  `run(state, key)` returns (state, anything computed alongside)."""
+  `run(state, key)` returns (state, anything computed alongside).
+
+  Returns:
+    (steps per second, the batch of states after the last run).
+  """
   state, _ = jax.block_until_ready(run(init, jax.random.PRNGKey(1)))
   best = np.inf
   for r in range(repeats):
     t = time.perf_counter()
     state, _ = jax.block_until_ready(run(state, jax.random.PRNGKey(2 + r)))
     best = min(best, time.perf_counter() - t)
-  return batch * steps / best
+  return batch * steps / best, state
 
 
 def _state_bytes(state) -> int:
@@ -98,15 +108,16 @@ def _state_bytes(state) -> int:
 def measure(size, batch, steps, repeats):
   cfg = go.GoConfig(size=size)
   print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, best of {repeats}", flush=True)
-  ours = _steps_per_second(*ours_loop(cfg, batch, steps, False), batch, steps, repeats)
-  ours_f = _steps_per_second(*ours_loop(cfg, batch, steps, True), batch, steps, repeats)
+  ours, played = _steps_per_second(*ours_loop(cfg, batch, steps, False), batch, steps, repeats)
+  ours_f, _ = _steps_per_second(*ours_loop(cfg, batch, steps, True), batch, steps, repeats)
   pgx_run, pgx_init = pgx_loop(size, batch, steps)
-  peer = _steps_per_second(pgx_run, pgx_init, batch, steps, repeats)
+  peer, _ = _steps_per_second(pgx_run, pgx_init, batch, steps, repeats)
   target = TARGETS.get((size, batch))
   print(f"  agz_jax step + superko legal mask        {ours:12,.0f} steps/s")
   print(f"  agz_jax step + legal mask + features     {ours_f:12,.0f} steps/s")
   print(f"  pgx step (ko mask + observation)         {peer:12,.0f} steps/s")
-  line = f"  ratio agz_jax / pgx: {ours / peer:.2f}x (with features {ours_f / peer:.2f}x)"
+  line = f"  ratio agz_jax / pgx: {ours / peer:.2f}x (with features {ours_f / peer:.2f}x"
+  line += f"; features cost {ours / ours_f:.2f}x our step alone)"
   if target:
     line += f"; target {target:.0f}x: {'met' if ours / peer >= target else 'NOT met'}"
   print(line)
@@ -114,12 +125,11 @@ def measure(size, batch, steps, repeats):
   one_pgx = _state_bytes(jax.tree.map(lambda x: x[0], pgx_init))
   print(f"  bytes per state: agz_jax {one_ours:,}, pgx {one_pgx:,} ({one_ours / one_pgx:.2f} of pgx)")
 
-  state = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
-  feats = jax.jit(jax.vmap(lambda s: go.features(cfg, s)))
-  jax.block_until_ready(feats(state))
+  feats = jax.jit(lambda s: go.features(cfg, s))
+  jax.block_until_ready(feats(played))
   t = time.perf_counter()
   for _ in range(20):
-    out = feats(state)
+    out = feats(played)
   jax.block_until_ready(out)
   print(f"  features ({out.shape[-1]} planes): {20 * batch / (time.perf_counter() - t):,.0f} positions/s")
 
