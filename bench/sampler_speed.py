@@ -6,8 +6,9 @@ random symmetry), jitted once with AlphaGo Zero's 17 planes and once with
 AlphaGo's 48, timed in the same run on the same games, the two alternating
 round after round after a compile call each. Games come from an import
 (`--data`, as `python -m agz_jax.data.import_sgf` writes it) when there is one,
-else from random legal play (no passes), which holds far more ladder
-candidates than human games and so costs the 48 planes more.
+else from random legal play (no passes), whose positions hold more ladder
+candidates than human games' (`bench/features_speed.py` counts them); the 48
+planes' cost depends on how many there are.
 
   python bench/sampler_speed.py                      # 19x19, 16 games x 8 positions
   python bench/sampler_speed.py --data none --rounds 3
