@@ -4,7 +4,13 @@ Random legal play with auto-reset, jit + vmap, the same batch and board size for
 both. Our step is followed by `legal_actions` (full positional superko mask);
 pgx's step computes its legal mask (simple ko only) and its observation itself,
 so a second line adds our `features` to each step for a like-for-like count.
-Also reports the bytes of one game state and the speed of `features`.
+That line consumes every plane: a weighted sum over all planes of all boards,
+with weights drawn at run time, is folded into the loop's carry, and the planes
+themselves are carried too (written out each step, as a network's input would
+be); both are returned, so XLA can neither drop a plane as dead code nor fold
+it into a constant.
+Also reports the bytes of one game state and the speed of `features` alone on
+the positions the timed runs reached.
 
   pip install -e '.[bench]'
   python bench/env_speed.py                       # 9x9 at batch 1024 and 19x19 at 256
@@ -39,22 +45,28 @@ def ours_loop(cfg: go.GoConfig, batch: int, steps: int, with_features: bool):
   init = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
   legal = jax.vmap(lambda s: go.legal_actions(cfg, s))
   step = jax.vmap(lambda s, a: go.step(cfg, s, a))
-  feats = jax.vmap(lambda s: go.features(cfg, s))
 
   def body(i, carry):
-    state, key, acc = carry
+    state, key, weights, acc, planes = carry
     key, sub = jax.random.split(key)
     actions = jax.vmap(_random_action)(jax.random.split(sub, batch), legal(state))
     state = step(state, actions)
     if with_features:
-      acc = acc + jnp.sum(feats(state)[..., 0])
+      # Every plane of every board enters the carry, each with its own weight.
+      planes = go.features(cfg, state)
+      acc = acc + jnp.einsum("bxyf,f->", planes, weights)
     state = _reset_done(state.terminated, init, state)
-    return state, key, acc
+    return state, key, weights, acc, planes
 
   @jax.jit
   def run(state, key):
-    state, _, acc = jax.lax.fori_loop(0, steps, body, (state, key, jnp.float32(0)))
-    return state, acc
+    key, sub = jax.random.split(key)
+    weights = 1.0 + jax.random.uniform(sub, (cfg.num_planes,))
+    planes = jnp.zeros((batch, cfg.size, cfg.size, cfg.num_planes) if with_features else (),
+                       jnp.float32)
+    state, _, _, acc, planes = jax.lax.fori_loop(0, steps, body,
+                                                 (state, key, weights, jnp.float32(0), planes))
+    return state, (acc, planes)
   return run, init
 
 
@@ -78,17 +90,29 @@ def pgx_loop(size: int, batch: int, steps: int):
   return run, init
 
 
-def _steps_per_second(run, init, batch, steps, repeats):
-  """Best of `repeats` timed runs; a first untimed run compiles and mixes game stages.
+def _steps_per_second(loops, batch, steps, repeats):
+  """Best of `repeats` timed runs of each loop, the loops alternating round after round.
 
-  `run(state, key)` returns (state, anything computed alongside)."""
-  state, _ = jax.block_until_ready(run(init, jax.random.PRNGKey(1)))
-  best = np.inf
+  A first untimed run of each compiles it and mixes game stages.
+
+  Args:
+    loops: {name: (run, init)}; `run(state, key)` returns (state, anything
+      computed alongside).
+    batch, steps: boards per batch and steps per run.
+    repeats: timed rounds.
+
+  Returns:
+    ({name: steps per second}, {name: the batch of states after its last run}).
+  """
+  states = {name: jax.block_until_ready(run(init, jax.random.PRNGKey(1)))[0]
+            for name, (run, init) in loops.items()}
+  best = {name: np.inf for name in loops}
   for r in range(repeats):
-    t = time.perf_counter()
-    state, _ = jax.block_until_ready(run(state, jax.random.PRNGKey(2 + r)))
-    best = min(best, time.perf_counter() - t)
-  return batch * steps / best
+    for name, (run, _) in loops.items():
+      t = time.perf_counter()
+      states[name], _ = jax.block_until_ready(run(states[name], jax.random.PRNGKey(2 + r)))
+      best[name] = min(best[name], time.perf_counter() - t)
+  return {name: batch * steps / t for name, t in best.items()}, states
 
 
 def _state_bytes(state) -> int:
@@ -97,29 +121,33 @@ def _state_bytes(state) -> int:
 
 def measure(size, batch, steps, repeats):
   cfg = go.GoConfig(size=size)
-  print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, best of {repeats}", flush=True)
-  ours = _steps_per_second(*ours_loop(cfg, batch, steps, False), batch, steps, repeats)
-  ours_f = _steps_per_second(*ours_loop(cfg, batch, steps, True), batch, steps, repeats)
+  print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, best of {repeats} "
+        f"rounds (the three loops alternate)", flush=True)
   pgx_run, pgx_init = pgx_loop(size, batch, steps)
-  peer = _steps_per_second(pgx_run, pgx_init, batch, steps, repeats)
+  rates, states = _steps_per_second({"ours": ours_loop(cfg, batch, steps, False),
+                                     "ours_f": ours_loop(cfg, batch, steps, True),
+                                     "peer": (pgx_run, pgx_init)}, batch, steps, repeats)
+  ours, ours_f, peer, played = rates["ours"], rates["ours_f"], rates["peer"], states["ours"]
   target = TARGETS.get((size, batch))
   print(f"  agz_jax step + superko legal mask        {ours:12,.0f} steps/s")
   print(f"  agz_jax step + legal mask + features     {ours_f:12,.0f} steps/s")
   print(f"  pgx step (ko mask + observation)         {peer:12,.0f} steps/s")
-  line = f"  ratio agz_jax / pgx: {ours / peer:.2f}x (with features {ours_f / peer:.2f}x)"
+  line = f"  ratio agz_jax / pgx: {ours / peer:.2f}x (with features {ours_f / peer:.2f}x"
+  line += f"; features cost {ours / ours_f:.2f}x our step alone)"
   if target:
     line += f"; target {target:.0f}x: {'met' if ours / peer >= target else 'NOT met'}"
   print(line)
   one_ours = _state_bytes(go.init(cfg))
   one_pgx = _state_bytes(jax.tree.map(lambda x: x[0], pgx_init))
-  print(f"  bytes per state: agz_jax {one_ours:,}, pgx {one_pgx:,} ({one_ours / one_pgx:.2f} of pgx)")
+  seen = np.asarray(go.init(cfg).seen).nbytes
+  print(f"  bytes per state: agz_jax {one_ours:,}, pgx {one_pgx:,} ({one_ours / one_pgx:.2f} of pgx); "
+        f"of ours, {seen:,} are the earlier positions' hashes (superko)")
 
-  state = jax.vmap(lambda _: go.init(cfg))(jnp.arange(batch))
-  feats = jax.jit(jax.vmap(lambda s: go.features(cfg, s)))
-  jax.block_until_ready(feats(state))
+  feats = jax.jit(lambda s: go.features(cfg, s))
+  jax.block_until_ready(feats(played))
   t = time.perf_counter()
   for _ in range(20):
-    out = feats(state)
+    out = feats(played)
   jax.block_until_ready(out)
   print(f"  features ({out.shape[-1]} planes): {20 * batch / (time.perf_counter() - t):,.0f} positions/s")
 
