@@ -59,8 +59,13 @@ def wait_for(predicate, timeout, proc):
 
 
 def test_trains_logs_and_checkpoints(tmp_path):
-  proc = run(tmp_path, 3, "--config.checkpoint.every=2", "--config.checkpoint.keep=1",
-             "--config.log.sgf_every=1")
+  # JAX logs every XLA compilation: the fused iteration must compile once for all three.
+  cmd = launch_cmd(tmp_path, 3, "--config.checkpoint.every=2", "--config.checkpoint.keep=1",
+                   "--config.log.sgf_every=1")
+  proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300,
+                        env=dict(os.environ, JAX_LOG_COMPILES="1"))
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  assert (proc.stdout + proc.stderr).count("Compiling jit(iteration)") == 1
   lines = [l for l in proc.stdout.splitlines() if l.startswith("it ")]
   assert [l.split()[1] for l in lines] == ["1/3", "2/3", "3/3"]
   assert "compiling" in lines[0] and all("pos/s" in l and "ETA" in l for l in lines[1:])

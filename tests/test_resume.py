@@ -1,0 +1,112 @@
+"""A run stopped and resumed from its checkpoint ends in the state of a run never stopped.
+
+Both trainers, self-play (train.train_and_evaluate) and supervised
+(supervised.train_and_evaluate), are called directly: k steps, then the rest from the
+checkpoint, against all the steps at once; the WHOLE final states are compared bit for bit.
+Each call builds its own Trainer, so the module shares XLA executables through JAX's persistent
+compilation cache in a temporary folder (the same programs, compiled once).
+"""
+
+import os
+import sys
+
+import jax
+import numpy as np
+import pytest
+from jax.experimental.compilation_cache import compilation_cache
+
+from agz_jax import data, supervised, train
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from configs import default, sl_policy_cpu  # noqa: E402  pylint: disable=wrong-import-position
+from test_sl_policy import random_game  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compile_cache(tmp_path_factory):
+  names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+           "jax_persistent_cache_min_entry_size_bytes")
+  old = {n: getattr(jax.config, n) for n in names}
+  jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla_cache")))
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+  jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+  compilation_cache.reset_cache()
+  yield
+  for n, v in old.items():
+    jax.config.update(n, v)
+  compilation_cache.reset_cache()
+
+
+def _host(tree):
+  return jax.tree.map(np.asarray, jax.device_get(tree))
+
+
+def assert_same_state(a, b):
+  a, b = _host(a), _host(b)
+  assert jax.tree.structure(a) == jax.tree.structure(b)
+  paths = jax.tree_util.tree_flatten_with_path(a)[0]
+  for (path, x), y in zip(paths, jax.tree.leaves(b), strict=True):
+    assert x.dtype == y.dtype, jax.tree_util.keystr(path)
+    np.testing.assert_array_equal(x, y, err_msg=jax.tree_util.keystr(path))
+
+
+# Games of 6 moves (no pass, no resignation so early), so iteration 2 ends them all and training
+# starts; an evaluation every 2 iterations moves the reference and the Elo.
+SELFPLAY = {
+    "game.size": 5, "game.max_moves": 6, "game.history": 2, "model.blocks": 1,
+    "model.channels": 8, "model.value_hidden": 16, "search.num_simulations": 4,
+    "search.max_num_considered_actions": 4, "selfplay.num_games": 8,
+    "selfplay.steps_per_iteration": 4, "replay.rows_per_game": 12, "replay.min_ready": 8,
+    "train.batch_size": 8, "train.updates_per_iteration": 2, "eval.every": 2,
+    "eval.num_games": 4, "eval.num_simulations": 4, "checkpoint.every": 2, "mesh.num_devices": 1,
+    "log.sgf_slots": 0,
+}
+
+
+def _selfplay_config(iterations):
+  config = default.get_config()
+  config.update_from_flattened_dict(dict(SELFPLAY, iterations=iterations))
+  return config
+
+
+def test_selfplay_resumed_after_two_iterations_equals_four_straight(tmp_path):
+  stopped = str(tmp_path / "stopped")
+  first = train.train_and_evaluate(_selfplay_config(2), stopped)
+  assert int(first.iteration) == 2
+  resumed = train.train_and_evaluate(_selfplay_config(4), stopped)
+  straight = train.train_and_evaluate(_selfplay_config(4), str(tmp_path / "straight"))
+  assert int(straight.iteration) == 4
+  assert_same_state(resumed, straight)
+  # The compared state is not trivially the initial one: it trained and was evaluated.
+  init = train.Trainer(_selfplay_config(4)).init(0)
+  changed = lambda a, b: any(not np.array_equal(x, y) for x, y in
+                             zip(jax.tree.leaves(_host(a)), jax.tree.leaves(_host(b))))
+  assert changed(straight.params, init.params)
+  assert changed(straight.reference, init.reference)
+  assert changed(straight.buffer, init.buffer)
+
+
+def test_supervised_resumed_after_three_steps_equals_six_straight(tmp_path):
+  rng = np.random.default_rng(5)
+  games = [random_game(rng, 20, date=d) for d in ["2016-01-01"] * 3 + ["2017-02-01"]]
+  data.save(data.from_games(9, games), str(tmp_path / "games"))
+
+  def config(steps):
+    c = sl_policy_cpu.get_config()
+    c.game.size, c.game.max_moves, c.game.features = 9, 162, "agz17"
+    c.model.layers, c.model.filters = 2, 8
+    c.data.dir, c.data.val_from = str(tmp_path / "games"), "2017-01-01"
+    c.data.games_per_batch, c.data.positions_per_game = 4, 4
+    c.train.optimizer, c.train.learning_rate = "adam", 3e-3
+    c.steps, c.log_every, c.eval.every, c.eval.num_positions = steps, 1, 0, 16
+    c.checkpoint.every = 3
+    return c
+
+  stopped = str(tmp_path / "stopped")
+  assert int(supervised.train_and_evaluate(config(3), stopped).step) == 3
+  resumed = supervised.train_and_evaluate(config(6), stopped)
+  straight = supervised.train_and_evaluate(config(6), str(tmp_path / "straight"))
+  assert int(straight.step) == 6
+  assert_same_state(resumed, straight)
