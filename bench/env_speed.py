@@ -61,8 +61,9 @@ def ours_loop(cfg: go.GoConfig, batch: int, steps: int, with_features: bool):
   @jax.jit
   def run(state, key):
     key, sub = jax.random.split(key)
-    weights = 1.0 + jax.random.uniform(sub, (cfg.num_planes,))
-    planes = jnp.zeros((batch, cfg.size, cfg.size, cfg.num_planes) if with_features else (),
+    shape = go.planes_shape(cfg, "agz17")
+    weights = 1.0 + jax.random.uniform(sub, shape[-1:])
+    planes = jnp.zeros((batch,) + shape if with_features else (),
                        jnp.float32)
     state, _, _, acc, planes = jax.lax.fori_loop(0, steps, body,
                                                  (state, key, weights, jnp.float32(0), planes))

@@ -46,8 +46,9 @@ def random_positions(cfg: go.GoConfig, batch: int, moves: int, seed: int) -> go.
   return states
 
 
-def positions_per_second(cfg: go.GoConfig, states: go.GoState, repeats: int) -> float:
-  fn = jax.jit(functools.partial(go.features, cfg))
+def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
+                         repeats: int) -> float:
+  fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
   jax.block_until_ready(fn(states))
   start = time.perf_counter()
   for _ in range(repeats):
@@ -72,17 +73,15 @@ def main():
   else:
     states = random_positions(base, args.batch, args.size * args.size // 2, args.seed)
     source = f"after {args.size * args.size // 2} random legal moves"
-  cfg48 = go.GoConfig(size=args.size, max_moves=base.max_moves, features="alphago48")
-  planes = jax.jit(functools.partial(go.features, cfg48))(states)
+  planes = jax.jit(functools.partial(go.features, base, encoding="alphago48"))(states)
   print(f"{jax.devices()[0].platform} ({platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores), {args.size}x{args.size}, batch {args.batch}, {source}")
   print(f"  ladder captures {float(planes[..., 44].sum()) / args.batch:.2f}, ladder escapes "
         f"{float(planes[..., 45].sum()) / args.batch:.2f} per position")
   speeds = {}
   for name in ("agz17", "alphago48", "alphago49"):
-    cfg = go.GoConfig(size=args.size, max_moves=base.max_moves, features=name)
-    speeds[name] = positions_per_second(cfg, states, args.repeats)
-    print(f"  {name:10s} {cfg.num_planes:3d} planes {speeds[name]:12,.0f} positions/s")
+    speeds[name] = positions_per_second(base, name, states, args.repeats)
+    print(f"  {name:10s} {go.num_planes(base, name):3d} planes {speeds[name]:12,.0f} positions/s")
   print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "
         f"({speeds['agz17'] / speeds['alphago48']:.0f}x slower)")
 

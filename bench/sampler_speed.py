@@ -77,9 +77,9 @@ def main():
 
   samplers = {}
   for features in ("agz17", "alphago48"):
-    cfg = go.GoConfig(size=args.size, max_moves=max(longest + 1, 2 * args.size * args.size),
-                      features=features)
-    fn = jax.jit(functools.partial(positions.sample, cfg, num_games=args.games_per_batch,
+    cfg = go.GoConfig(size=args.size, max_moves=max(longest + 1, 2 * args.size * args.size))
+    fn = jax.jit(functools.partial(positions.sample, cfg, encoding=features,
+                                   num_games=args.games_per_batch,
                                    positions_per_game=args.positions_per_game))
     jax.block_until_ready(fn(table, jax.random.PRNGKey(0)))  # compiles
     samplers[features] = fn

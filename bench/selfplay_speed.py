@@ -35,10 +35,10 @@ import numpy as np
 
 from jax.sharding import PartitionSpec as P
 
-from agz_jax import go, parallel
+from agz_jax import go, parallel, search
+from agz_jax.game import Game
 from agz_jax.nets import AlphaZeroNet
-from agz_jax.search import dirichlet_alpha_for
-from agz_jax.selfplay import new_games, selfplay, spare_size
+from agz_jax.selfplay import SelfPlayConfig, new_games, selfplay, spare_size
 
 # The 2-core CPU target at 9x9: ours / peer positions per second.
 CPU_TARGET = 1.2
@@ -56,17 +56,23 @@ def ours_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str
 
   With a mesh, each device plays its shard of the games, as training does.
   """
-  search = dict(algorithm=algorithm, num_simulations=simulations,
-                max_num_considered_actions=MAX_CONSIDERED, gumbel_scale=GUMBEL_SCALE,
-                dirichlet_fraction=DIRICHLET_FRACTION, pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
+  game = Game(go, cfg)
+  evaluator = search.network(game, apply_fn, "agz17")
+  settings = SelfPlayConfig(
+      search=search.SearchConfig(
+          algorithm=algorithm, num_simulations=simulations,
+          max_num_considered_actions=MAX_CONSIDERED, gumbel_scale=GUMBEL_SCALE,
+          dirichlet_alpha=None, dirichlet_fraction=DIRICHLET_FRACTION, pb_c_init=PB_C_INIT,
+          pb_c_base=PB_C_BASE),
+      encoding="agz17", **SELFPLAY)
 
   def play(variables, games, key, first_game):
-    return selfplay(cfg, apply_fn, variables, games, key, steps, search=search,
-                    first_game=first_game, **SELFPLAY)
+    return selfplay(game, evaluator, variables, games, key, steps, settings,
+                    first_game=first_game)
 
   run = jax.jit(parallel.per_shard(mesh, play, games_arg=1,
                                    out_specs=(P(parallel.DATA), P(None, parallel.DATA))))
-  games = new_games(cfg, jax.random.PRNGKey(0), batch,
+  games = new_games(game, jax.random.PRNGKey(0), batch,
                     no_resign_fraction=SELFPLAY["no_resign_fraction"])
   return run, games
 
@@ -115,7 +121,7 @@ def pgx_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str,
       out = mctx.muzero_policy(
           variables, k_search, root, recurrent_fn, simulations,
           invalid_actions=~state.legal_action_mask, dirichlet_fraction=DIRICHLET_FRACTION,
-          dirichlet_alpha=dirichlet_alpha_for(cfg), pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
+          dirichlet_alpha=go.dirichlet_alpha(cfg), pb_c_init=PB_C_INIT, pb_c_base=PB_C_BASE)
     after = play(state, out.action, jax.random.split(k_reset, rows.shape[0]))
     record = (state.observation, out.action_weights, after.rewards[rows, state.current_player],
               after.terminated)

@@ -15,7 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import arena, go, train
+from agz_jax import arena, go
+from agz_jax.game import Game
+from agz_jax.training import agz
 
 import helpers
 
@@ -23,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from configs import default  # noqa: E402  pylint: disable=wrong-import-position
 
 CFG = go.GoConfig(size=5, komi=0.5, history=2, max_moves=8)
+GAME = Game(go, CFG)
 A, PASS = CFG.num_actions, CFG.pass_action
 GAMES = 4
 
@@ -45,7 +48,7 @@ PASSER, PLAYER = _network(50.0), _network(-50.0)
 
 
 def _state(current, reference, elo=100.0):
-  return train.TrainState(
+  return agz.TrainState(
       params=current, batch_stats={}, opt_state=None, games=None, buffer=None,
       rng=jax.random.PRNGKey(0), iteration=jnp.int32(3),
       reference={"params": reference, "batch_stats": {}}, elo=jnp.float32(elo))
@@ -57,7 +60,7 @@ def _evaluate(gating, threshold):
   config.search.num_simulations, config.search.max_num_considered_actions = 8, 8
   config.eval.num_games, config.eval.num_simulations, config.eval.temperature_moves = GAMES, 8, 2
   config.eval.gating, config.eval.gating_threshold = gating, threshold
-  return jax.jit(functools.partial(arena.evaluate_and_rate, CFG, FakeModel(), config))
+  return jax.jit(functools.partial(agz.evaluate, config, GAME, FakeModel()))
 
 
 def evaluate(current, reference, *, gating=False, threshold=0.55, elo=100.0):
@@ -78,8 +81,9 @@ def _same(a, b):
 
 def test_the_passer_loses_every_game_with_both_colours():
   match = jax.jit(lambda a, b, key: arena.play_match(
-      CFG, helpers.fake_apply, a, b, key, num_games=GAMES,
-      search=dict(algorithm="gumbel", num_simulations=8, max_num_considered_actions=8),
+      GAME, helpers.fake_evaluator, a, b, key, num_games=GAMES,
+      search=helpers.search_config(algorithm="gumbel", num_simulations=8,
+                                   max_num_considered_actions=8),
       temperature_moves=2))
   for seed in range(2):
     out = {k: float(v) for k, v in match(PLAYER, PASSER, jax.random.PRNGKey(seed)).items()}

@@ -1,7 +1,7 @@
 """A run stopped and resumed from its checkpoint ends in the state of a run never stopped.
 
-Both trainers, self-play (train.train_and_evaluate) and supervised
-(supervised.train_and_evaluate), are called directly: k steps, then the rest from the
+Both tasks, self-play and supervised, run through the shared loop
+(training.train_and_evaluate) called directly: k steps, then the rest from the
 checkpoint, against all the steps at once; the WHOLE final states are compared bit for bit.
 Each call builds its own Trainer, so the module shares XLA executables through JAX's persistent
 compilation cache in a temporary folder (the same programs, compiled once).
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from jax.experimental.compilation_cache import compilation_cache
 
-from agz_jax import data, supervised, train
+from agz_jax import data, training
+from agz_jax.training import agz
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -73,14 +74,14 @@ def _selfplay_config(iterations):
 
 def test_selfplay_resumed_after_two_iterations_equals_four_straight(tmp_path):
   stopped = str(tmp_path / "stopped")
-  first = train.train_and_evaluate(_selfplay_config(2), stopped)
+  first = training.train_and_evaluate(_selfplay_config(2), stopped)
   assert int(first.iteration) == 2
-  resumed = train.train_and_evaluate(_selfplay_config(4), stopped)
-  straight = train.train_and_evaluate(_selfplay_config(4), str(tmp_path / "straight"))
+  resumed = training.train_and_evaluate(_selfplay_config(4), stopped)
+  straight = training.train_and_evaluate(_selfplay_config(4), str(tmp_path / "straight"))
   assert int(straight.iteration) == 4
   assert_same_state(resumed, straight)
   # The compared state is not trivially the initial one: it trained and was evaluated.
-  init = train.Trainer(_selfplay_config(4)).init(0)
+  init = agz.AlphaZeroTask(_selfplay_config(4)).init(0)
   changed = lambda a, b: any(not np.array_equal(x, y) for x, y in
                              zip(jax.tree.leaves(_host(a)), jax.tree.leaves(_host(b))))
   assert changed(straight.params, init.params)
@@ -95,7 +96,7 @@ def test_supervised_resumed_after_three_steps_equals_six_straight(tmp_path):
 
   def config(steps):
     c = sl_policy_cpu.get_config()
-    c.game.size, c.game.max_moves, c.game.features = 9, 162, "agz17"
+    c.game.size, c.game.max_moves, c.model.encoding = 9, 162, "agz17"
     c.model.layers, c.model.filters = 2, 8
     c.data.dir, c.data.val_from = str(tmp_path / "games"), "2017-01-01"
     c.data.games_per_batch, c.data.positions_per_game = 4, 4
@@ -105,8 +106,8 @@ def test_supervised_resumed_after_three_steps_equals_six_straight(tmp_path):
     return c
 
   stopped = str(tmp_path / "stopped")
-  assert int(supervised.train_and_evaluate(config(3), stopped).step) == 3
-  resumed = supervised.train_and_evaluate(config(6), stopped)
-  straight = supervised.train_and_evaluate(config(6), str(tmp_path / "straight"))
+  assert int(training.train_and_evaluate(config(3), stopped).step) == 3
+  resumed = training.train_and_evaluate(config(6), stopped)
+  straight = training.train_and_evaluate(config(6), str(tmp_path / "straight"))
   assert int(straight.step) == 6
   assert_same_state(resumed, straight)

@@ -13,38 +13,41 @@ import numpy as np
 import pytest
 
 from agz_jax import go, selfplay
+from agz_jax.game import Game
 from agz_jax.nets import AlphaZeroNet
 from agz_jax.search import run_search
 
 import helpers
 
 CFG = go.GoConfig(size=5, komi=0.5, history=2, max_moves=30)
+GAME = Game(go, CFG)
 A, PASS = CFG.num_actions, CFG.pass_action
 MIN_PASS_MOVES = 5
 SEARCH = {
-    "gumbel": dict(algorithm="gumbel", num_simulations=8, max_num_considered_actions=8,
-                   gumbel_scale=0.0),
-    "puct": dict(algorithm="puct", num_simulations=8, dirichlet_fraction=0.0),
+    "gumbel": helpers.search_config(algorithm="gumbel", num_simulations=8,
+                                    max_num_considered_actions=8, gumbel_scale=0.0),
+    "puct": helpers.search_config(algorithm="puct", num_simulations=8, dirichlet_fraction=0.0),
 }
 
 
 @functools.cache
 def _net():
   model = AlphaZeroNet(blocks=1, channels=8, value_hidden=8)
-  variables = model.init(jax.random.PRNGKey(1), jnp.zeros((1, 5, 5, CFG.num_planes)), train=False)
-  return (lambda v, x: model.apply(v, x, train=False)), variables
+  variables = model.init(jax.random.PRNGKey(1), jnp.zeros((1, 5, 5, go.num_planes(CFG, "agz17"))), train=False)
+  return helpers.network_evaluator(CFG, lambda v, x: model.apply(v, x, train=False)), variables
 
 
 @functools.cache
 def _step(network, algorithm):
-  apply_fn = _net()[0] if network == "net" else helpers.fake_apply
-  search = dict(SEARCH[algorithm], min_pass_moves=MIN_PASS_MOVES)
+  evaluator = _net()[0] if network == "net" else helpers.fake_evaluator
+  search = SEARCH[algorithm].replace(min_pass_moves=MIN_PASS_MOVES)
 
   def run(variables, games, key, temperature_moves, resign_threshold, resign_min_moves):
-    return selfplay.selfplay_step(
-        CFG, apply_fn, variables, games, key, search=search, temperature_moves=temperature_moves,
+    settings = selfplay.SelfPlayConfig(
+        search=search, encoding="agz17", temperature_moves=temperature_moves,
         resign_threshold=resign_threshold, resign_min_moves=resign_min_moves,
         no_resign_fraction=0.0)
+    return selfplay.selfplay_step(GAME, evaluator, variables, games, key, settings)
   return jax.jit(run)
 
 
@@ -82,9 +85,9 @@ def test_sampled_before_temperature_moves_best_move_after(algorithm):
   action, policy = np.asarray(rec.action), np.asarray(rec.policy)
   if algorithm == "gumbel":
     # Without Gumbel noise the search is deterministic: its action, searched here again.
-    out = jax.jit(lambda s: run_search(CFG, _net()[0], variables, s, jax.random.PRNGKey(9),
-                                       min_pass_moves=MIN_PASS_MOVES, **SEARCH["gumbel"]))(
-                                           games.states)
+    settings = SEARCH["gumbel"].replace(min_pass_moves=MIN_PASS_MOVES)
+    out = jax.jit(lambda s: run_search(GAME, _net()[0], variables, s, jax.random.PRNGKey(9),
+                                       settings))(games.states)
     best = np.asarray(out.action)
   else:
     best = policy.argmax(-1)          # PUCT's policy is the root's visit counts, normalised

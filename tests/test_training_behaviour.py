@@ -15,7 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import checkpoint, go, train
+from agz_jax import checkpoint, go
+from agz_jax.game import Game
+from agz_jax.training import agz
 from agz_jax.nets import AlphaZeroNet
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -37,7 +39,7 @@ def net():
 @pytest.fixture(scope="module")
 def loss(net):
   model = net[0]
-  return jax.jit(lambda c, *args: train.loss_fn(model, c, *args))
+  return jax.jit(lambda c, *args: agz.loss_fn(model, c, *args))
 
 
 def _batch(seed, m=6):
@@ -107,6 +109,11 @@ def _d4(board):
   return out
 
 
+def _augment(planes, policy, key):
+  game = Game(go, go.GoConfig(size=N))
+  return jax.jit(lambda p, q, k: agz.augment(game, p, q, k))(planes, policy, key)
+
+
 def test_augment_moves_planes_and_policy_by_the_same_symmetry():
   m = 64
   rng = np.random.default_rng(2)
@@ -116,7 +123,7 @@ def test_augment_moves_planes_and_policy_by_the_same_symmetry():
   one = rng.dirichlet(np.ones(A)).astype(np.float32)
   one[-1] = 0.2                                   # a visible pass entry
   policy = np.broadcast_to(one, (m, A))
-  out_planes, out_policy = jax.jit(train._augment)(planes, policy, jax.random.PRNGKey(3))  # pylint: disable=protected-access
+  out_planes, out_policy = _augment(planes, policy, jax.random.PRNGKey(3))
   out_planes, out_policy = np.asarray(out_planes), np.asarray(out_policy)
   plane_images = _d4(planes[0])
   policy_images = [p.reshape(-1) for p in _d4(one[:-1].reshape(N, N))]
@@ -139,7 +146,7 @@ def test_augment_keeps_a_stone_and_its_move_together():
   policy = np.zeros((m, A), np.float32)
   policy[:, p] = 0.5
   policy[:, -1] = 0.5
-  out_planes, out_policy = jax.jit(train._augment)(planes, policy, jax.random.PRNGKey(4))  # pylint: disable=protected-access
+  out_planes, out_policy = _augment(planes, policy, jax.random.PRNGKey(4))
   out_planes, out_policy = np.asarray(out_planes), np.asarray(out_policy)
   stones = out_planes[..., 0].reshape(m, -1).argmax(-1)
   np.testing.assert_array_equal(out_policy[:, :-1].argmax(-1), stones)
@@ -197,7 +204,7 @@ def run(tmp_path_factory):
   jax_logger.addHandler(compiles)
   try:
     with jax.log_compiles():
-      trainer = train.Trainer(config)
+      trainer = agz.AlphaZeroTask(config)
       state = trainer.init(config.seed)
       snapshots, metrics = [_host(state)], []
       for _ in range(ITERATIONS):
