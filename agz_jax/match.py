@@ -44,31 +44,9 @@ import traceback
 import jax
 
 from agz_jax import go, sgf
+from agz_jax.stats import elo_difference, wilson_interval
 
-_Z95 = 1.959963984540054
 _LETTER = {go.BLACK: "b", go.WHITE: "w"}
-
-
-# -- statistics -------------------------------------------------------------------------------
-
-def wilson_interval(score: float, games: int, z: float = _Z95) -> tuple[float, float]:
-  """Wilson score interval for a win rate of `score` points (wins + draws / 2) in `games`."""
-  if games <= 0:
-    return 0.0, 1.0
-  p = score / games
-  denominator = 1 + z * z / games
-  centre = (p + z * z / (2 * games)) / denominator
-  half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denominator
-  return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def elo_difference(win_rate: float) -> float:
-  """Elo difference implied by an expected score under the logistic model (+-inf at 1 and 0)."""
-  if win_rate >= 1:
-    return math.inf
-  if win_rate <= 0:
-    return -math.inf
-  return 400 * math.log10(win_rate / (1 - win_rate))
 
 
 # -- engine names -----------------------------------------------------------------------------
