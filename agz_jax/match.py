@@ -278,7 +278,7 @@ class Outcome:
 
 def _loss(colour: int, reason: str, detail: str, moves: list, flag: str = "F") -> Outcome:
   winner = -colour
-  return Outcome(winner, f"{'B' if winner == go.BLACK else 'W'}+{flag}", reason, detail, moves,
+  return Outcome(winner, sgf.format_result(winner, flag), reason, detail, moves,
                  {"black": None, "white": None})
 
 
@@ -338,7 +338,7 @@ def play_game(cfg: go.GoConfig, engines: dict, names: dict) -> Outcome:
       return _failure(-colour, e, moves)
   score = float(go.host_score(cfg, state))
   winner = int(math.copysign(1, score)) if score else 0
-  result = f"{'B' if score > 0 else 'W'}+{abs(score):g}" if score else "0"
+  result = sgf.format_result(winner, score)
   ended = "two passes" if int(state.passes) >= 2 else f"move limit {cfg.max_moves}"
   final_score = {}
   for colour, key in ((go.BLACK, "black"), (go.WHITE, "white")):

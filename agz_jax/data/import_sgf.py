@@ -232,22 +232,14 @@ def _komi(root, handicap: int, black_setup) -> float:
   return _KOMI_HANDICAP if handicap >= 2 or len(black_setup) else _KOMI_EVEN
 
 
-def _point(size: int, move) -> int:
-  """sgfmill's (row from the bottom, col), or None for a pass, as an action."""
-  if move is None:
-    return size * size
-  row, col = move
-  return (size - 1 - row) * size + col
-
-
 def _setup(cfg: go.GoConfig, sgf_game) -> tuple[list[int], list[int]]:
   """The root's setup stones as sorted points; Skip('bad setup') when they are not a position."""
   nodes = sgf_game.get_main_sequence()
   if any(node.has_setup_stones() for node in nodes[1:]):
     raise Skip("bad setup")
   black, white, _ = sgf_game.get_root().get_setup_stones()
-  black = sorted(_point(cfg.size, m) for m in black)
-  white = sorted(_point(cfg.size, m) for m in white)
+  black = sorted(go.sgf_move_to_action(cfg.size, m) for m in black)
+  white = sorted(go.sgf_move_to_action(cfg.size, m) for m in white)
   try:
     rules.check_setup(cfg, black, white)
   except ValueError:
@@ -263,7 +255,7 @@ def _moves(size: int, sgf_game) -> tuple[list[int], list[int]]:
     if colour is None:
       continue
     colours.append(_COLOURS[colour])
-    actions.append(_point(size, move))
+    actions.append(go.sgf_move_to_action(size, move))
     if len(actions) >= 2 and actions[-1] == actions[-2] == size * size:
       break
   return colours, actions
