@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, gtp, sgf
-from agz_jax.player import RandomPlayer
+from agz_jax.players import RandomPlayer
 
 import helpers
 
@@ -591,7 +591,7 @@ def test_moves_after_two_passes_are_accepted():
 
 
 class _FirstLegalPlayer:
-  """A stand-in for NetworkPlayer: plays the first legal point, takes any number of
+  """A stand-in for SearchPlayer: plays the first legal point, takes any number of
   simulations (so that the engine times its moves)."""
 
   name = "first-legal"
@@ -606,7 +606,7 @@ class _FirstLegalPlayer:
 
 
 class _PassingPlayer:
-  """A stand-in for NetworkPlayer whose search prefers pass, then the given vertices."""
+  """A stand-in for SearchPlayer whose search prefers pass, then the given vertices."""
 
   name = "passing"
   sizes = (9,)
@@ -664,13 +664,13 @@ def test_delete_character_is_removed_like_other_control_characters():
 
 
 def test_puct_player_reuses_the_subtree_of_the_position_reached(tmp_path):
-  from agz_jax.player import NetworkPlayer  # pylint: disable=import-outside-toplevel
+  from agz_jax.players import load_player  # pylint: disable=import-outside-toplevel
   network = make_checkpoint(tmp_path)
   cfg = go.GoConfig(size=9, komi=7.5, max_moves=4 * 81)
   sims = 160
 
   def visits_after_two_plies(reuse_tree):
-    player = NetworkPlayer(network, simulations=sims, algorithm="puct", reuse_tree=reuse_tree)
+    player = load_player(network, simulations=sims, algorithm="puct", reuse_tree=reuse_tree)
     state = go.init(cfg)
     first = player.analyse(cfg, state)
     # The most visited line two plies deep: a move and the answer the search expected.
