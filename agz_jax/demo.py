@@ -4,7 +4,7 @@
   python -m agz_jax.demo --size 19 --batch 64
 
 Every game is played to its end by a random player that never fills its own
-single-point eyes and passes only when nothing else is legal; the run prints
+eyes (go.sensible_moves) and passes only when no other move is left; the run prints
 progress, throughput, and the final board of the first game with its score.
 """
 
@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import go
-from agz_jax.player import random_move
+from agz_jax.players import random_move
 
 
 def play_games(cfg: go.GoConfig, key: jax.Array, batch: int, chunk: int):

@@ -16,13 +16,12 @@ inverse of the Fisher information (the negative Hessian of the log posterior).
 
 import argparse
 import json
-import math
 import os
 import sys
 
 import numpy as np
 
-_ELO = 400 / math.log(10)  # Elo per natural-log unit of odds.
+from agz_jax.stats import ELO_PER_LOG_ODDS
 
 
 def load_results(directories: list[str]) -> list[dict]:
@@ -110,7 +109,7 @@ def fit(games: np.ndarray, points: np.ndarray, *, prior_sd: float = 1000.0,
   groups = _components(games)
   if len(groups) > 1:
     raise ValueError(f"players are not connected by games: {len(groups)} separate groups")
-  ridge = (_ELO / prior_sd) ** 2
+  ridge = (ELO_PER_LOG_ODDS / prior_sd) ** 2
   theta = np.zeros(n)
 
   def log_posterior(t):
@@ -139,8 +138,8 @@ def fit(games: np.ndarray, points: np.ndarray, *, prior_sd: float = 1000.0,
   weights = games * p * (1 - p)
   covariance = np.linalg.inv(np.diag(weights.sum(axis=1)) - weights + ridge * np.eye(n))
   variance = np.diag(covariance) + covariance[anchor, anchor] - 2 * covariance[:, anchor]
-  elo = _ELO * (theta - theta[anchor]) + anchor_elo
-  return elo, _ELO * np.sqrt(np.maximum(variance, 0.0))
+  elo = ELO_PER_LOG_ODDS * (theta - theta[anchor]) + anchor_elo
+  return elo, ELO_PER_LOG_ODDS * np.sqrt(np.maximum(variance, 0.0))
 
 
 def table(players, games, points, elo, se, anchor: int) -> str:

@@ -1,7 +1,8 @@
 """SGF game records: read and write with sgfmill, replay through the environment.
 
 Coordinates: sgfmill numbers rows from the bottom; our points number rows from
-the top (index = row * size + col).
+the top (index = row * size + col); go.sgf_move_to_action and
+go.action_to_sgf_move convert.
 """
 
 import dataclasses
@@ -50,20 +51,6 @@ class GameRecord:
     return go.GoConfig(size=self.size, komi=self.komi, max_moves=limit, **overrides)
 
 
-def _point(size: int, move) -> int:
-  if move is None:
-    return size * size
-  row, col = move
-  return (size - 1 - row) * size + col
-
-
-def _move(size: int, action: int):
-  if action == size * size:
-    return None
-  row, col = divmod(int(action), size)
-  return size - 1 - row, col
-
-
 def read(source) -> GameRecord:
   """Parses an SGF game from bytes, a string or a file path.
 
@@ -87,7 +74,7 @@ def read(source) -> GameRecord:
   root = game.get_root()
   black_setup, white_setup = [], []
   for colour, move in board.list_occupied_points():
-    (black_setup if colour == "b" else white_setup).append(_point(size, move))
+    (black_setup if colour == "b" else white_setup).append(go.sgf_move_to_action(size, move))
 
   def prop(name):
     try:
@@ -102,7 +89,7 @@ def read(source) -> GameRecord:
   first = prop("PL")
   moves, comments = [], []
   for node, (colour, move) in zip(_move_nodes(game), plays):
-    moves.append((_COLOURS[colour], _point(size, move)))
+    moves.append((_COLOURS[colour], go.sgf_move_to_action(size, move)))
     comments.append(node.get("C") if node.has_property("C") else None)
   players = {k: v for k, v in (("black", prop("PB")), ("white", prop("PW")),
                                 ("black_rank", prop("BR")), ("white_rank", prop("WR"))) if v}
@@ -159,8 +146,8 @@ def write(record: GameRecord) -> bytes:
   if record.handicap:
     root.set("HA", record.handicap)
   if record.black_setup or record.white_setup:
-    root.set_setup_stones([_move(record.size, p) for p in record.black_setup],
-                          [_move(record.size, p) for p in record.white_setup])
+    root.set_setup_stones([go.action_to_sgf_move(record.size, p) for p in record.black_setup],
+                          [go.action_to_sgf_move(record.size, p) for p in record.white_setup])
   if not record.moves and record.first_to_play == go.WHITE:
     root.set("PL", "w")
   for key, prop in (("black", "PB"), ("white", "PW"), ("black_rank", "BR"), ("white_rank", "WR")):
@@ -173,20 +160,27 @@ def write(record: GameRecord) -> bytes:
   comments = record.comments + [None] * (len(record.moves) - len(record.comments))
   for (colour, action), comment in zip(record.moves, comments):
     node = game.extend_main_sequence()
-    node.set_move(_LETTERS[colour], _move(record.size, action))
+    node.set_move(_LETTERS[colour], go.action_to_sgf_move(record.size, action))
     if comment:
       node.set("C", comment)
   return game.serialise()
 
 
+def format_result(winner: int, margin) -> str:
+  """SGF RE value: the winner (go.BLACK, go.WHITE; 0 a draw) and the margin, a number of
+  points or 'R' (resignation), 'T' (time), 'F' (forfeit): 'B+3.5', 'W+R', '0'."""
+  if not winner:
+    return "0"
+  margin = f"{abs(margin):g}" if isinstance(margin, (int, float)) else margin
+  return f"{'B' if winner == go.BLACK else 'W'}+{margin}"
+
+
 def result_string(cfg: go.GoConfig, state: go.GoState) -> str:
   """SGF RE value of a finished game: 'B+3.5', 'W+R' style (forfeit: '+F'), '0' for a draw."""
   if int(state.forfeit):
-    return "W+F" if int(state.forfeit) == go.BLACK else "B+F"
+    return format_result(-int(state.forfeit), "F")
   score = go.host_score(cfg, state)
-  if score == 0:
-    return "0"
-  return f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+  return format_result((score > 0) - (score < 0), score)
 
 
 class SelfPlayWriter:
@@ -234,7 +228,7 @@ class SelfPlayWriter:
     if self.finished % self.every:
       return
     if resigned:
-      text = "W+R" if last_colour == go.BLACK else "B+R"
+      text = format_result(-last_colour, "R")
     else:
       state = go.play(self.cfg, [a for _, a, _ in moves])
       text = result_string(self.cfg, state)

@@ -29,7 +29,7 @@ import numpy as np  # pylint: disable=wrong-import-position
 from matplotlib import colors, patches, ticker  # pylint: disable=wrong-import-position
 
 from agz_jax import go, sgf  # pylint: disable=wrong-import-position
-from agz_jax.go.coords import COLUMNS  # pylint: disable=wrong-import-position
+
 
 # Output size: FIGSIZE inches at DPI dots per inch, whatever the board size.
 FIGSIZE = (7.0, 8.0)
@@ -149,7 +149,7 @@ def _board(ax, board: np.ndarray, last_move: int | None, cell: float) -> None:
   coord_size = min(13, max(7, 0.38 * cell))
   for i in range(size):
     for y in (-0.68, size - 0.32):
-      ax.text(i, y, COLUMNS[i], ha="center", va="center", fontsize=coord_size, color=_LINE)
+      ax.text(i, y, go.COLUMNS[i], ha="center", va="center", fontsize=coord_size, color=_LINE)
     for x in (-0.72, size - 0.28):
       ax.text(x, i, str(i + 1), ha="center", va="center", fontsize=coord_size, color=_LINE)
   for r in range(size):
@@ -271,14 +271,15 @@ def _position(args, record, number: int | None, planes: dict, komi: float, max_m
   return cfg, state, last, f"{os.path.basename(args.sgf)}, move {number}"
 
 
-def _analyse(player, cfg: go.GoConfig, state: go.GoState, simulations: int):
+def _analyse(player, cfg: go.GoConfig, state: go.GoState):
   """(probabilities [A], value, subtitle, colour bar label, value name): the prior, or the
-  share of visits of a search of `simulations` simulations."""
-  if not simulations or not player.has_value:
+  share of visits of a search of the player's simulations."""
+  simulations = player.simulations
+  if not simulations:
     prior, value = player.policy(cfg, state)
     return (prior, value, f"{player.name}: policy network prior over the legal moves",
             "prior probability (%)", "network value")
-  result = player.analyse(cfg, state, simulations)
+  result = player.analyse(cfg, state)
   visits = np.zeros(cfg.num_actions)
   for c in result["candidates"]:
     visits[c["action"]] = c["visits"]
@@ -320,11 +321,14 @@ def main(argv=None):
     sys.exit(f"show: --empty must be a board size from 2 to 19, got {args.empty}")
 
   # The network (orbax, flax) only now, so that mistakes above are reported at once.
-  from agz_jax.player import NetworkPlayer, win_rate  # pylint: disable=import-outside-toplevel
+  from agz_jax import players  # pylint: disable=import-outside-toplevel
   try:
-    player = NetworkPlayer(args.checkpoint)
+    # Without --search: the policy alone (so is an SL policy network, with or without).
+    player = players.load_player(args.checkpoint, simulations=args.search)
   except Exception as e:  # pylint: disable=broad-exception-caught
     sys.exit(f"show: cannot load checkpoint {args.checkpoint!r}: {_first_line(e)}")
+  if isinstance(player, players.RandomPlayer):
+    sys.exit("show: --checkpoint must be a network's checkpoint, not 'random'")
   game = player.config.game
   size = record.size if record is not None else args.empty
   if size != game.size:
@@ -333,12 +337,12 @@ def main(argv=None):
 
   cfg, state, last, title = _position(args, record, number, player.planes, game.komi,
                                       game.max_moves)
-  probabilities, value, subtitle, scale, value_name = _analyse(player, cfg, state, args.search)
+  probabilities, value, subtitle, scale, value_name = _analyse(player, cfg, state)
   to_play = int(state.to_play)
   last_text = "" if last is None else f"last move {go.action_to_gtp(cfg, last)} · "
   if player.has_value:
     judged = (f"{value_name} for {_colour_name(to_play)}: {value:+.3f}, win rate "
-              f"{100 * win_rate(value):.1f}%")
+              f"{100 * players.win_rate(value):.1f}%")
   else:
     judged = "a policy network alone: no value"
   caption = f"{judged}\n{last_text}pass {percent(probabilities[-1])} · komi {cfg.komi:g}"

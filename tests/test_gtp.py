@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, gtp, sgf
-from agz_jax.player import RandomPlayer
+from agz_jax.players import RandomPlayer
 
 import helpers
 
@@ -298,28 +298,43 @@ def check_one_response_each(client, lines):
     assert len(responses) == expected_responses(raw), (raw, responses)
     for response in responses:
       assert response.id == leading_id(raw), (raw, response)
+      assert response.ok or response.text, f"{raw!r}: an error reply without a reason"
       # Only an lz-analyze answer has info lines, and then only info lines after the '='.
       if any(line.startswith("info ") for line in response.lines):
         assert response.ok and response.lines[0] == "", (raw, response)
         assert all(line.startswith("info move ") for line in response.lines[1:]), (raw, response)
 
 
+BAD_VERTEX = "? syntax error: bad vertex"
+BAD_COLOUR = "? syntax error: colour must be b, w, black or white"
 HOSTILE = [
     ("boardsize 9", "="), ("clear_board", "="), ("undo", "? cannot undo"),
     ("12 name", "=12 agz_jax"), ("0 protocol_version", "=0 2"),
     ("123456789012345678901234567890 name", "=123456789012345678901234567890 agz_jax"),
-    ("7", "?7"), ("frobnicate", "? unknown command"), ("PLAY b A1", "? unknown command"),
-    ("play b Z99", "?"), ("play b I5", "?"), ("play b A0", "?"), ("play b A10", "?"),
-    ("play b J-1", "?"), ("play b", "?"), ("play", "?"), ("play x A1", "?"),
-    ("play b 99999999999999999999", "?"), ("genmove", "?"), ("genmove purple", "?"),
-    ("komi nan", "?"), ("komi inf", "?"), ("komi -inf", "?"), ("komi 1e400", "?"),
-    ("komi abc", "?"), ("komi", "?"),
+    ("7", "?7 syntax error: no command"), ("frobnicate", "? unknown command"),
+    ("PLAY b A1", "? unknown command"),
+    ("play b Z99", BAD_VERTEX), ("play b I5", BAD_VERTEX), ("play b A0", BAD_VERTEX),
+    ("play b A10", BAD_VERTEX), ("play b J-1", BAD_VERTEX),
+    ("play b", "? syntax error: usage: play COLOUR VERTEX"),
+    ("play", "? syntax error: usage: play COLOUR VERTEX"), ("play x A1", BAD_COLOUR),
+    ("play b 99999999999999999999", BAD_VERTEX),
+    ("genmove", "? syntax error: usage: genmove COLOUR"), ("genmove purple", BAD_COLOUR),
+    ("komi nan", "? syntax error: komi must be finite"),
+    ("komi inf", "? syntax error: komi must be finite"),
+    ("komi -inf", "? syntax error: komi must be finite"),
+    ("komi 1e400", "? syntax error: komi must be finite"),
+    ("komi abc", "? syntax error: komi must be a number"),
+    ("komi", "? syntax error: usage: komi KOMI"),
     ("boardsize -3", "? unacceptable size"), ("boardsize 0", "? unacceptable size"),
     ("boardsize 1", "? unacceptable size"), ("boardsize 20", "? unacceptable size"),
-    ("boardsize 99999999999999999999999", "? unacceptable size"), ("boardsize abc", "?"),
-    ("boardsize", "?"), ("known_command play", "= true"), ("known_command frob", "= false"),
-    ("known_command quit", "= true"), ("protocol_version", "= 2"),
-    ("time_settings nan nan nan", None), ("time_left b 10", "?"), ("loadsgf", "?"),
+    ("boardsize 99999999999999999999999", "? unacceptable size"),
+    ("boardsize abc", "? syntax error: board size must be an integer"),
+    ("boardsize", "? syntax error: usage: boardsize SIZE"), ("known_command play", "= true"),
+    ("known_command frob", "= false"), ("known_command quit", "= true"),
+    ("protocol_version", "= 2"),
+    ("time_settings nan nan nan", "? syntax error: times must be finite"),
+    ("time_left b 10", "? syntax error: usage: time_left COLOUR TIME STONES"),
+    ("loadsgf", "? syntax error: usage: loadsgf FILE [MOVE_NUMBER]"),
     ("undo", "? cannot undo"), ("name", "= agz_jax"),
 ]
 
@@ -327,8 +342,7 @@ HOSTILE = [
 def check_hostile_answers(client, sgf_files):
   for command, expected in HOSTILE:
     response = client.ask(command)
-    if expected is not None:
-      assert repr_response(response).startswith(expected), (command, response)
+    assert repr_response(response).startswith(expected), (command, response)
   response = client.ask(f"loadsgf {sgf_files['good']}.missing")
   assert not response.ok and response.text.startswith("cannot load file"), response
   for name in ("malformed", "not_sgf"):
@@ -591,7 +605,7 @@ def test_moves_after_two_passes_are_accepted():
 
 
 class _FirstLegalPlayer:
-  """A stand-in for NetworkPlayer: plays the first legal point, takes any number of
+  """A stand-in for SearchPlayer: plays the first legal point, takes any number of
   simulations (so that the engine times its moves)."""
 
   name = "first-legal"
@@ -606,7 +620,7 @@ class _FirstLegalPlayer:
 
 
 class _PassingPlayer:
-  """A stand-in for NetworkPlayer whose search prefers pass, then the given vertices."""
+  """A stand-in for SearchPlayer whose search prefers pass, then the given vertices."""
 
   name = "passing"
   sizes = (9,)
@@ -664,13 +678,13 @@ def test_delete_character_is_removed_like_other_control_characters():
 
 
 def test_puct_player_reuses_the_subtree_of_the_position_reached(tmp_path):
-  from agz_jax.player import NetworkPlayer  # pylint: disable=import-outside-toplevel
+  from agz_jax.players import load_player  # pylint: disable=import-outside-toplevel
   network = make_checkpoint(tmp_path)
   cfg = go.GoConfig(size=9, komi=7.5, max_moves=4 * 81)
   sims = 160
 
   def visits_after_two_plies(reuse_tree):
-    player = NetworkPlayer(network, simulations=sims, algorithm="puct", reuse_tree=reuse_tree)
+    player = load_player(network, simulations=sims, algorithm="puct", reuse_tree=reuse_tree)
     state = go.init(cfg)
     first = player.analyse(cfg, state)
     # The most visited line two plies deep: a move and the answer the search expected.
@@ -683,3 +697,12 @@ def test_puct_player_reuses_the_subtree_of_the_position_reached(tmp_path):
   fresh = visits_after_two_plies(False)
   assert fresh == sims
   assert visits_after_two_plies(True) > sims           # the expected line's visits were kept
+
+
+def test_a_refusal_without_a_message_still_gives_a_reason():
+  class Terse(gtp.Engine):
+    def cmd_undo(self, args):
+      raise gtp.GtpError()
+
+  assert Terse(RandomPlayer(0)).handle("undo") == ("", False, "undo failed")
+  assert gtp.Engine(RandomPlayer(0)).handle("3") == ("3", False, "syntax error: no command")

@@ -1,13 +1,13 @@
 """Matches between GTP engines (agz_jax.match) and Elo ratings from their results (agz_jax.ratings).
 
-The statistics are checked on numbers worked out by hand; the referee with tiny
+The summary and ratings are checked on numbers worked out by hand (the
+statistics themselves in test_stats.py); the referee with tiny
 fake engines (a script in this file) that misbehave on purpose; the real
 engines in a short match of our random player against itself and, where GNU Go
 is installed, one game against GNU Go.
 """
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from agz_jax import go, match, ratings, sgf
+from agz_jax import go, match, ratings, sgf, stats
 
 GNUGO = "/usr/games/gnugo"
 RANDOM = f"{sys.executable} -m agz_jax.gtp --random --seed {{seed}}"
@@ -63,27 +63,7 @@ def replay_final_state(out, line):
   return record, sgf.replay(record)[-1]
 
 
-# -- statistics -------------------------------------------------------------------------------
-
-def test_wilson_interval_known_values():
-  # 8 of 10: the textbook Wilson interval [0.4902, 0.9433].
-  lo, hi = match.wilson_interval(8, 10)
-  assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)
-  # 0 of 10: lower bound 0, upper z^2 / (n + z^2) = 0.2775.
-  assert match.wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
-  # Symmetric around an even score; draws count half (5 wins 0 draws == 4 wins 2 draws).
-  lo, hi = match.wilson_interval(5, 10)
-  assert lo + hi == pytest.approx(1.0)
-  assert match.wilson_interval(4 + 2 / 2, 10) == (lo, hi)
-
-
-def test_elo_difference_known_values():
-  assert match.elo_difference(0.5) == 0
-  assert match.elo_difference(0.75) == pytest.approx(400 * math.log10(3))  # 190.85
-  assert match.elo_difference(10 / 11) == pytest.approx(400.0)
-  assert match.elo_difference(0.1) == pytest.approx(-381.70, abs=0.01)
-  assert match.elo_difference(1.0) == math.inf and match.elo_difference(0.0) == -math.inf
-
+# -- the summary ------------------------------------------------------------------------------
 
 def test_summary_table():
   winners = ["a", "a", "a", "b"]
@@ -98,9 +78,9 @@ def test_summary_table():
   lines = text.splitlines()
   assert lines[1].split()[:4] == ["a", "3", "1", "0"] and "75.0%" in lines[1]
   assert lines[1].split()[-1] == "2-0-0"  # as black
-  lo, hi = match.wilson_interval(3, 4)
-  assert (f"Elo of a over b: +191, 95% interval [{match.elo_difference(lo):+.0f}, "
-          f"{match.elo_difference(hi):+.0f}] (4 games)") in text
+  lo, hi = stats.wilson_interval(3, 4)
+  assert (f"Elo of a over b: +191, 95% interval [{stats.elo_difference(lo):+.0f}, "
+          f"{stats.elo_difference(hi):+.0f}] (4 games)") in text
   assert "endings: score 4" in text
   assert "note: a's final_score named another winner than our Tromp-Taylor count in 1 games " \
          "(e.g. game 3)" in text

@@ -162,3 +162,25 @@ def test_old_checkpoint_configs_are_upgraded():
                                   "model": {"layers": 3}})
   assert (sl["model"]["kind"], sl["model"]["encoding"]) == ("policy", "alphago48")
   assert "features" in old["game"]  # the input is not changed
+
+
+def test_a_checkpoint_saved_before_the_redesign_plays(tmp_path):
+  """Its config on disk has the old layout (planes in game.features, no model.kind, no task)."""
+  import json  # pylint: disable=import-outside-toplevel
+  from agz_jax import players  # pylint: disable=import-outside-toplevel
+  workdir = helpers.make_checkpoint(tmp_path, size=5)
+  path = os.path.join(workdir, "checkpoints", "1", "config", "metadata")
+  config = json.load(open(path, encoding="utf-8"))
+  for section, key in (("model", "kind"), ("model", "encoding"), ("game", "name"),
+                       ("eval", "dirichlet_fraction")):
+    del config[section][key]
+  del config["task"]
+  config["game"]["features"] = "agz17"
+  with open(path, "w", encoding="utf-8") as f:
+    json.dump(config, f)
+  player = players.load_player(workdir, simulations=4)
+  assert player.encoding == "agz17" and player.has_value
+  cfg = go.GoConfig(size=5, **player.planes)
+  state = go.play(cfg, [12])
+  action = player.analyse(cfg, state)["action"]
+  assert go.illegal_reason(cfg, state, action) is None

@@ -168,3 +168,21 @@ def test_result_string():
   assert sgf.result_string(cfg, black_forfeits) == "W+F"
   white_forfeits = _step(cfg, go.init(cfg, black=[centre], to_play=go.WHITE), centre)
   assert sgf.result_string(cfg, white_forfeits) == "B+F"
+
+
+def test_format_result():
+  assert sgf.format_result(go.BLACK, 3.5) == "B+3.5"
+  assert sgf.format_result(go.WHITE, -12.0) == "W+12"  # the margin, whatever its sign
+  assert sgf.format_result(go.WHITE, "R") == "W+R"
+  assert sgf.format_result(go.BLACK, "T") == "B+T"
+  assert sgf.format_result(0, 0.0) == "0"
+
+
+def test_sgf_moves_count_rows_from_the_bottom():
+  # sgfmill's (0, 0) is A1, the bottom left corner: our last row.
+  assert go.sgf_move_to_action(9, (0, 0)) == 72 == go.gtp_to_action(go.GoConfig(size=9), "A1")
+  assert go.sgf_move_to_action(9, (8, 8)) == 8  # J9, top right
+  assert go.sgf_move_to_action(9, None) == 81
+  assert go.action_to_sgf_move(9, 81) is None
+  for action in range(81):
+    assert go.sgf_move_to_action(9, go.action_to_sgf_move(9, action)) == action

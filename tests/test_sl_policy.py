@@ -188,7 +188,7 @@ def test_launch_without_imported_games_fails_with_one_line(tmp_path):
 
 def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path, monkeypatch):
   from agz_jax import checkpoint, gtp  # pylint: disable=import-outside-toplevel
-  from agz_jax.player import NetworkPlayer  # pylint: disable=import-outside-toplevel
+  from agz_jax.players import load_player  # pylint: disable=import-outside-toplevel
   config = sl_policy_cpu.get_config()
   config.game.size, config.model.encoding = 9, "alphago48"
   config.model.layers, config.model.filters = 3, 8
@@ -196,7 +196,7 @@ def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path, monkeypat
   saver = checkpoint.Checkpointer(str(tmp_path), keep=1)
   saver.save(1, trainer.init(0), config)
   saver.close()
-  player = NetworkPlayer(str(tmp_path), simulations=8)
+  player = load_player(str(tmp_path), simulations=8)
   assert player.planes == {"history": 8} and player.encoding == "alphago48"
   assert player.simulations == 0 and player.name == "agz_jax-sl-3x8"
   engine = gtp.Engine(player, komi=7.5)
@@ -210,7 +210,7 @@ def test_gtp_plays_an_sl_policy_checkpoint_on_its_own_planes(tmp_path, monkeypat
   assert int(engine.state.move_count) == 4
 
   def first_moves(**kwargs):
-    engine = gtp.Engine(NetworkPlayer(str(tmp_path), **kwargs), komi=7.5)
+    engine = gtp.Engine(load_player(str(tmp_path), **kwargs), komi=7.5)
     return [engine.handle(f"genmove {c}")[2].lower() for c in "bwbw"]
 
   assert first_moves(seed=1) == first_moves(seed=2) == played   # the policy's best moves

@@ -50,9 +50,8 @@ import json
 import os
 import re
 import sys
-import tarfile
 import time
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -61,12 +60,12 @@ from sgfmill import sgf
 
 from agz_jax import go
 from agz_jax.data import games as games_lib
-from agz_jax.go import rules
+from agz_jax.data.sgf_files import Reader, find_files
+
 
 SKIP_REASONS = ("unparsable", "wrong size", "bad setup", "non-alternating moves", "too short",
                 "too long", "illegal move", "duplicate")
 ILLEGAL_REASONS = ("occupied", "suicide", "superko")
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 REPORT_FILE = "import.json"
 
 _BLOCK = 64          # moves per compiled scan; game lengths are padded to a multiple of it
@@ -93,91 +92,6 @@ class IllegalMove(NamedTuple):
   move: int
   action: int
   reason: str
-
-
-# ----------------------------------------------------------------------------
-# Reading files and archives.
-
-
-def _is_archive(path: str) -> bool:
-  return path.lower().endswith(ARCHIVE_SUFFIXES)
-
-
-def _is_sgf(path: str) -> bool:
-  return path.lower().endswith(".sgf")
-
-
-def find_files(sources: Sequence[str]) -> list[tuple[str, str]]:
-  """The SGF files and archives to read, as (path, name to report) pairs.
-
-  Folders are searched recursively (sorted, so the order is reproducible);
-  a file named directly is read whatever its suffix (archives by suffix).
-
-  Raises:
-    FileNotFoundError: a source does not exist.
-  """
-  found = []
-  for src in sources:
-    if os.path.isdir(src):
-      for folder, dirs, files in os.walk(src):
-        dirs.sort()
-        for f in sorted(files):
-          if _is_sgf(f) or _is_archive(f):
-            path = os.path.join(folder, f)
-            found.append((path, os.path.relpath(path, src)))
-    elif os.path.isfile(src):
-      found.append((src, os.path.basename(src)))
-    else:
-      raise FileNotFoundError(f"no such file or folder: {src}")
-  return found
-
-
-class Reader:
-  """Streams (source, SGF bytes) from files and archives, counting what it has read.
-
-  A file or archive that cannot be read is reported in `errors` and skipped
-  (the games read from an archive before the damage are kept).
-  """
-
-  def __init__(self, files: Sequence[tuple[str, str]]):
-    self.files = list(files)
-    self.total_bytes = sum(os.path.getsize(path) for path, _ in self.files)
-    self.files_read = 0
-    self.errors: list[str] = []
-    self._done_bytes = 0
-    self._open = None
-
-  @property
-  def bytes_read(self) -> int:
-    """Bytes of the input files read so far (compressed bytes for archives)."""
-    current = self._open.tell() if self._open is not None and not self._open.closed else 0
-    return self._done_bytes + current
-
-  def __iter__(self) -> Iterator[tuple[str, bytes]]:
-    for path, name in self.files:
-      try:
-        if _is_archive(path):
-          yield from self._members(path, name)
-        else:
-          with open(path, "rb") as f:
-            data = f.read()
-          yield name, data
-      except Exception as e:  # pylint: disable=broad-exception-caught
-        self.errors.append(f"{name}: {type(e).__name__}: {e}")
-        print(f"import_sgf: cannot read {name} ({type(e).__name__}: {e}); skipping the rest of it",
-              file=sys.stderr)
-      self._open = None
-      self._done_bytes += os.path.getsize(path)
-      self.files_read += 1
-
-  def _members(self, path: str, name: str) -> Iterator[tuple[str, bytes]]:
-    """The .sgf members of an archive, read as a stream."""
-    with open(path, "rb") as raw:
-      self._open = raw
-      with tarfile.open(fileobj=raw, mode="r|*") as tar:
-        for member in tar:
-          if member.isfile() and _is_sgf(member.name):
-            yield f"{name}:{member.name}", tar.extractfile(member).read()
 
 
 # ----------------------------------------------------------------------------
@@ -232,24 +146,16 @@ def _komi(root, handicap: int, black_setup) -> float:
   return _KOMI_HANDICAP if handicap >= 2 or len(black_setup) else _KOMI_EVEN
 
 
-def _point(size: int, move) -> int:
-  """sgfmill's (row from the bottom, col), or None for a pass, as an action."""
-  if move is None:
-    return size * size
-  row, col = move
-  return (size - 1 - row) * size + col
-
-
 def _setup(cfg: go.GoConfig, sgf_game) -> tuple[list[int], list[int]]:
   """The root's setup stones as sorted points; Skip('bad setup') when they are not a position."""
   nodes = sgf_game.get_main_sequence()
   if any(node.has_setup_stones() for node in nodes[1:]):
     raise Skip("bad setup")
   black, white, _ = sgf_game.get_root().get_setup_stones()
-  black = sorted(_point(cfg.size, m) for m in black)
-  white = sorted(_point(cfg.size, m) for m in white)
+  black = sorted(go.sgf_move_to_action(cfg.size, m) for m in black)
+  white = sorted(go.sgf_move_to_action(cfg.size, m) for m in white)
   try:
-    rules.check_setup(cfg, black, white)
+    go.check_setup(cfg, black, white)
   except ValueError:
     raise Skip("bad setup") from None
   return black, white
@@ -263,7 +169,7 @@ def _moves(size: int, sgf_game) -> tuple[list[int], list[int]]:
     if colour is None:
       continue
     colours.append(_COLOURS[colour])
-    actions.append(_point(size, move))
+    actions.append(go.sgf_move_to_action(size, move))
     if len(actions) >= 2 and actions[-1] == actions[-2] == size * size:
       break
   return colours, actions

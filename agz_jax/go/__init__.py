@@ -6,7 +6,8 @@ planes_shape, symmetries), each function taking a `GoConfig` first.
 """
 
 from agz_jax.go.config import GoConfig, dirichlet_alpha, num_actions, pass_action
-from agz_jax.go.coords import COLUMNS, action_to_gtp, gtp_to_action
+from agz_jax.go.coords import (COLUMNS, action_to_gtp, action_to_sgf_move, gtp_to_action,
+                               sgf_move_to_action)
 from agz_jax.go.features import (ENCODINGS, check_encoding, features, num_planes, planes_shape,
                                  sensible_moves)
 from agz_jax.go.rules import check_setup, init, legal_actions, result, score, step
@@ -17,9 +18,9 @@ from agz_jax.go.text import host_score, illegal_reason, parse_board, play, to_as
 
 __all__ = [
     "BLACK", "COLUMNS", "EMPTY", "ENCODINGS", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
-    "action_to_gtp", "check_encoding", "check_setup", "dirichlet_alpha", "features",
-    "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry", "legal_actions",
-    "num_actions", "num_planes", "parse_board", "pass_action", "planes_shape", "play", "result",
-    "score", "sensible_moves", "step", "symmetries", "symmetry_permutations", "to_ascii",
-    "transform_planes", "transform_policy",
+    "action_to_gtp", "action_to_sgf_move", "check_encoding", "check_setup", "dirichlet_alpha",
+    "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
+    "legal_actions", "num_actions", "num_planes", "parse_board", "pass_action", "planes_shape",
+    "play", "result", "score", "sensible_moves", "sgf_move_to_action", "step", "symmetries",
+    "symmetry_permutations", "to_ascii", "transform_planes", "transform_policy",
 ]

@@ -1,4 +1,4 @@
-"""Actions as GTP vertices ('D4', 'pass') and back."""
+"""Actions as GTP vertices ('D4', 'pass') and as SGF moves, and back."""
 
 from agz_jax.go.config import GoConfig
 
@@ -28,3 +28,20 @@ def gtp_to_action(cfg: GoConfig, vertex: str) -> int:
     raise ValueError(f"bad vertex {vertex!r}: expected a column A-{COLUMNS[cfg.size - 1]} "
                      f"(no I) and a row 1-{cfg.size}, or 'pass'")
   return (cfg.size - int(number)) * cfg.size + col
+
+
+def sgf_move_to_action(size: int, move) -> int:
+  """Action of an SGF move as sgfmill reads it: (row counted from the bottom, col), or None
+  for a pass. Our points count rows from the top (action = row * size + col)."""
+  if move is None:
+    return size * size
+  row, col = move
+  return (size - 1 - row) * size + col
+
+
+def action_to_sgf_move(size: int, action: int):
+  """The SGF move (sgfmill's (row from the bottom, col), None for a pass) of an action."""
+  if action == size * size:
+    return None
+  row, col = divmod(int(action), size)
+  return size - 1 - row, col

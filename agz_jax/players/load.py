@@ -1,0 +1,37 @@
+"""One way to build every kind of player: load_player(spec)."""
+
+from agz_jax.players.network import load_network
+from agz_jax.players.policy_player import PolicyPlayer
+from agz_jax.players.random_player import RandomPlayer
+from agz_jax.players.search_player import SearchPlayer
+
+
+def load_player(spec: str, *, simulations: int = 64, algorithm: str | None = None, seed: int = 0,
+                sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
+                considered_actions: int = 16):
+  """A player from its description.
+
+  Args:
+    spec: 'random', or a training workdir or checkpoint directory.
+    simulations: searches per move; 0 plays the policy.
+    algorithm: 'gumbel' or 'puct' (default: the training run's).
+    seed: PRNG seed of the random moves, the search's noise or the sampled moves.
+    sample_moves: a policy player draws the first `sample_moves` moves from its policy.
+    reuse_tree: a PUCT search starts from the subtree of the position reached.
+    policy_only: play the network's policy without search.
+    considered_actions: Gumbel search: actions kept at the root.
+
+  Returns:
+    A RandomPlayer; a PolicyPlayer for an SL policy network (it has no value to
+    search with), with `policy_only` or without simulations; else a SearchPlayer.
+
+  Raises:
+    FileNotFoundError: no checkpoint at `spec`.
+  """
+  if spec == "random":
+    return RandomPlayer(seed)
+  network = load_network(spec)
+  if policy_only or simulations <= 0 or not network.has_value:
+    return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
+  return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
+                      considered_actions=considered_actions, reuse_tree=reuse_tree)

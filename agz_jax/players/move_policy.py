@@ -1,0 +1,130 @@
+"""The engine's side of choosing a move: when to pass, when to resign, how long to search.
+
+The player proposes (its search or policy); these rules decide what is played:
+
+- Pass at once when the opponent passed and the Tromp-Taylor score favours
+  us: the game ends, won.
+- Never pass while the score is against us (the opponent could end the game by
+  passing too, with its dead stones still counted): play the best candidate
+  that fills none of our own eyes instead; pass only when there is none.
+- Resign when the win rate is below the threshold, but not in the first moves.
+- Spend the simulations that fit in the seconds per move or the time left.
+"""
+
+import dataclasses
+import math
+import time
+
+import jax
+import numpy as np
+
+from agz_jax import go
+
+
+@dataclasses.dataclass(frozen=True)
+class MovePolicy:
+  """The rules above, with their settings.
+
+  Attributes:
+    simulations: per move without a time budget (None: the player's default).
+    seconds_per_move: when set, the number of simulations follows the time.
+    resign_threshold: resign when the searched win rate falls below this; 0 never resigns.
+    resign_min_moves: never resign before this many moves (None: half the points).
+  """
+
+  simulations: int | None = None
+  seconds_per_move: float | None = None
+  resign_threshold: float = 0.05
+  resign_min_moves: int | None = None
+
+
+class SearchClock:
+  """How long one simulation took on the last move, and the simulations that fit in a budget.
+
+  Attributes:
+    seconds_per_simulation: None before the first timed search.
+  """
+
+  def __init__(self):
+    self.seconds_per_simulation = None
+
+  def simulations(self, rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
+                  time_left: float | None = None) -> int | None:
+    """Simulations for the move: rules.simulations, or with a time budget (seconds per move,
+    or the time left spread over the moves that may remain) a power of two from 8 to 4096
+    that fits it.
+
+    Args:
+      rules: the settings.
+      cfg, state: the position to move in.
+      time_left: seconds left on the mover's clock, or None.
+    """
+    budget = rules.seconds_per_move
+    if time_left is not None:
+      per_move = time_left / max(10, cfg.num_points // 3 - int(state.move_count) // 2)
+      budget = per_move if budget is None else min(budget, per_move)
+    if budget is None or self.seconds_per_simulation is None:
+      return rules.simulations
+    sims = budget / self.seconds_per_simulation
+    return int(2 ** max(3, min(12, math.floor(math.log2(max(sims, 1))))))
+
+  def analyse(self, player, cfg: go.GoConfig, state: go.GoState,
+              simulations: int | None) -> dict:
+    """player.analyse(cfg, state, simulations), timed when it searched."""
+    start = time.perf_counter()
+    out = player.analyse(cfg, state, simulations)
+    if simulations and simulations > 0:
+      self.seconds_per_simulation = (time.perf_counter() - start) / simulations
+    return out
+
+
+def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, *,
+                opponent_passed: bool, clock: SearchClock,
+                time_left: float | None = None) -> int | None:
+  """The action to play for the player to move in `state` (an unfinished game), or None to
+  resign.
+
+  Args:
+    rules: the settings.
+    player: has analyse(cfg, state, simulations) -> {action, value, candidates}.
+    cfg, state: the position.
+    opponent_passed: whether the last move of the game was a pass.
+    clock: times the searches (updated).
+    time_left: seconds left on the mover's clock, or None.
+  """
+  colour = int(state.to_play)
+  if opponent_passed and colour * go.host_score(cfg, state) > 0:
+    return cfg.pass_action
+  out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left))
+  min_moves = rules.resign_min_moves
+  if min_moves is None:
+    min_moves = cfg.num_points // 2
+  if win_rate(out["value"]) < rules.resign_threshold and int(state.move_count) >= min_moves:
+    return None
+  return _not_a_losing_pass(cfg, state, out)
+
+
+def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: dict) -> int:
+  """The chosen action, unless it is a pass while the score is against the mover: then the
+  most visited (or most likely) candidate that fills none of its own eyes, if any."""
+  action = out["action"]
+  if action != cfg.pass_action or int(state.to_play) * go.host_score(cfg, state) >= 0:
+    return action
+  allowed = sensible(cfg, state)
+  for candidate in out["candidates"]:
+    if candidate["action"] != cfg.pass_action and allowed[candidate["action"]]:
+      return candidate["action"]
+  return action
+
+
+_sensible = jax.jit(go.sensible_moves, static_argnums=0)
+
+
+def sensible(cfg: go.GoConfig, state: go.GoState) -> np.ndarray:
+  """[A] bool: the legal moves that do not fill one of the mover's own eyes (go.sensible_moves)."""
+  return np.asarray(_sensible(cfg, state))
+
+
+def win_rate(value: float) -> float:
+  """A value in [-1, 1] as a probability of winning."""
+  return min(1.0, max(0.0, (value + 1.0) / 2.0)) if math.isfinite(value) else 0.5

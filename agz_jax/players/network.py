@@ -1,0 +1,124 @@
+"""A trained network from a checkpoint, and the jitted calls the players make on it.
+
+The places that tie the players to the core: make_model (the flax module of a
+run's config, nets.make), input_planes and the network's encoding (how it reads
+a position) and run_search (the search the trainers use). One game at a time (a
+batch of one).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import go, nets, search
+from agz_jax.game import Game
+
+
+def make_model(config):
+  """The flax module of a checkpoint's config."""
+  return nets.make(config.model)
+
+
+def input_planes(config) -> dict:
+  """The GoConfig fields the checkpoint's network needs of a position (its encoding reads the
+  last `history` boards)."""
+  return {"history": config.game.history}
+
+
+def _evaluator(model, encoding: str, cfg: go.GoConfig, has_value: bool) -> search.Evaluator:
+  game = Game(go, cfg)
+  return search.network(game, lambda v, x: model.apply(v, x, train=False), encoding,
+                        has_value=has_value)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchConfig, variables,
+               states: go.GoState, key: jax.Array, reuse=None):
+  """The training search from a batch of positions. Consumes `key`.
+
+  Returns:
+    (dict of arrays: best [B], visits / qvalues / prior [B, A], value [B], children_index and
+    children_visits of the tree; the mctx tree, to pass back as `reuse`).
+  """
+  out = search.run_search(Game(go, cfg), _evaluator(model, encoding, cfg, True), variables,
+                          states, key, settings, reuse=reuse)
+  tree = out.search_tree
+  summary = tree.summary()
+  return dict(best=search.best_action(settings, out), visits=summary.visit_counts,
+              qvalues=summary.qvalues, value=summary.value,
+              prior=jax.nn.softmax(tree.children_prior_logits[:, 0], -1),
+              children_index=tree.children_index, children_visits=tree.children_visits), tree
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _policy(model, encoding: str, has_value: bool, cfg: go.GoConfig, variables,
+            states: go.GoState):
+  evaluator = _evaluator(model, encoding, cfg, has_value)
+  logits, value, _ = search.evaluate(Game(go, cfg), evaluator, variables, states,
+                                     jax.random.PRNGKey(0))
+  return jax.nn.softmax(logits, axis=-1), value
+
+
+class Network:
+  """A checkpoint's network.
+
+  Attributes:
+    config: the training run's ConfigDict.
+    model: its flax module (make_model).
+    variables: its variables, as jax arrays.
+    planes: GoConfig fields of the positions it reads (input_planes).
+    encoding: the input planes it was trained on (config.model.encoding).
+    has_value: False for an SL policy network, which has no value output.
+    sizes: the board sizes it plays, (config.game.size,).
+    name: 'agz_jax-BxC' (blocks x channels) or 'agz_jax-sl-LxF' (layers x filters).
+  """
+
+  def __init__(self, config, variables):
+    self.config = config
+    self.model = make_model(config)
+    self.planes = input_planes(config)
+    self.encoding = config.model.encoding
+    self.sizes = (config.game.size,)
+    self.has_value = nets.has_value(config.model)
+    variables = jax.tree.map(jnp.asarray, variables)
+    if self.has_value:
+      self.variables = variables
+      self.name = f"agz_jax-{config.model.blocks}x{config.model.channels}"
+    else:
+      self.variables = {"params": variables["params"]}
+      self.name = f"agz_jax-sl-{config.model.layers}x{config.model.filters}"
+
+  def search_config(self, *, algorithm: str, simulations: int,
+                    considered_actions: int) -> search.SearchConfig:
+    """The run's search settings for play: `algorithm`, `simulations`, at most
+    `considered_actions` Gumbel root actions, the evaluation games' root noise."""
+    return search.SearchConfig.from_config(
+        self.config.search, algorithm=algorithm, num_simulations=simulations,
+        max_num_considered_actions=considered_actions,
+        dirichlet_fraction=self.config.eval.dirichlet_fraction)
+
+  def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
+    """The prior over legal moves ([A] numpy) and the value for the player to move (0 without
+    a value output)."""
+    prior, value = _policy(self.model, self.encoding, self.has_value, cfg, self.variables,
+                           batch(state))
+    return np.asarray(prior[0]), float(value[0])
+
+
+def load_network(path: str) -> Network:
+  """The network of a training workdir or checkpoint (see checkpoint.load_network).
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+  """
+  # Imported here: orbax, which the random player and the demo never need.
+  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+  config, variables = checkpoint.load_network(path)
+  return Network(config, variables)
+
+
+def batch(state: go.GoState) -> go.GoState:
+  """One game as a batch of one."""
+  return jax.tree.map(lambda x: jnp.asarray(x)[None], state)

@@ -1,0 +1,185 @@
+"""Players (agz_jax.players): load_player, the random player's moves, and the engine-side
+move policy (pass, resign, time) on stand-in players, directly and through the GTP engine."""
+
+import subprocess
+import sys
+import types
+
+import jax
+import numpy as np
+import pytest
+
+from agz_jax import go, gtp, players
+from agz_jax.players import move_policy
+
+import helpers
+
+CFG = go.GoConfig(size=9, komi=7.5, max_moves=4 * 81)
+_legal = jax.jit(go.legal_actions, static_argnums=0)
+
+
+class _Proposer:
+  """A stand-in for SearchPlayer: proposes `action` (default: the first legal point) with
+  `value`, then the given vertices as the next candidates; records the simulations asked for."""
+
+  name = "proposer"
+  sizes = (9,)
+  planes = {"history": 8}
+
+  def __init__(self, action=None, *vertices, value=0.0, seconds_per_simulation=0.0, clock=None):
+    self.action, self.vertices, self.value = action, vertices, value
+    self.seconds_per_simulation, self.clock = seconds_per_simulation, clock
+    self.calls = []
+
+  def analyse(self, cfg, state, simulations=None):
+    self.calls.append(simulations)
+    if self.clock is not None:
+      self.clock.now += self.seconds_per_simulation * (simulations or 0)
+    first = int(np.argmax(np.asarray(_legal(cfg, state))))
+    action = first if self.action is None else go.gtp_to_action(cfg, self.action)
+    actions = [action] + [go.gtp_to_action(cfg, v) for v in self.vertices]
+    return {"action": action, "value": self.value,
+            "candidates": [{"action": a, "visits": 10 - i, "value": self.value, "prior": 0.1,
+                            "pv": [a]} for i, a in enumerate(actions)]}
+
+
+def choose(player, state, cfg=CFG, *, opponent_passed=False, **rules):
+  return players.choose_move(players.MovePolicy(**rules), player, cfg, state,
+                             opponent_passed=opponent_passed, clock=players.SearchClock())
+
+
+def test_demo_does_not_import_orbax():
+  code = "import agz_jax.demo, sys; assert not any(m.startswith('orbax') for m in sys.modules)"
+  run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       check=False)
+  assert run.returncode == 0, run.stderr[-2000:]
+
+
+# -- pass -------------------------------------------------------------------------------------
+
+def test_pass_when_the_opponent_passed_and_the_score_favours_us():
+  e5 = go.gtp_to_action(CFG, "E5")
+  state = go.play(CFG, [e5, CFG.pass_action])  # B E5 owns the board: B+73.5, black to play
+  player = _Proposer("D4")
+  assert choose(player, state, opponent_passed=True, resign_threshold=0.0) == CFG.pass_action
+  assert player.calls == []  # no search needed
+  # Without the opponent's pass, or behind on the score, the player's move is played.
+  assert choose(player, state, resign_threshold=0.0) == go.gtp_to_action(CFG, "D4")
+  behind = go.GoConfig(size=9, komi=100.0, max_moves=4 * 81)
+  state = go.play(behind, [e5, behind.pass_action])
+  assert choose(player, state, behind, opponent_passed=True,
+                resign_threshold=0.0) == go.gtp_to_action(behind, "D4")
+
+
+def test_no_pass_while_behind_but_pass_when_only_an_own_eye_is_left():
+  # Empty board, komi 7.5: black is behind, its proposed pass becomes the next candidate.
+  assert choose(_Proposer("pass", "E5"), go.init(CFG), resign_threshold=0.0) == 40
+  ahead = go.GoConfig(size=9, komi=-10.0, max_moves=4 * 81)
+  assert choose(_Proposer("pass", "E5"), go.init(ahead), ahead,
+                resign_threshold=0.0) == ahead.pass_action
+  # Black B1 A2 B2 make an eye at A1; behind, but the only other candidate fills it: pass.
+  state = go.init(CFG, black=[go.gtp_to_action(CFG, v) for v in ("B1", "A2", "B2")],
+                  white=[go.gtp_to_action(CFG, v) for v in ("H8", "H7", "H6")])
+  assert choose(_Proposer("pass", "A1"), state, resign_threshold=0.0) == CFG.pass_action
+  assert choose(_Proposer("pass", "A1", "C3"), state,
+                resign_threshold=0.0) == go.gtp_to_action(CFG, "C3")
+
+
+# -- resign -----------------------------------------------------------------------------------
+
+def test_resign_below_the_threshold_only_after_the_minimum_moves():
+  losing = _Proposer("E5", value=-0.95)  # win rate 2.5%
+  states = [go.init(CFG)]
+  for vertex in ("A1", "J9", "A9", "J1"):
+    states.append(go.play(CFG, [go.gtp_to_action(CFG, vertex)], states[-1]))
+  assert choose(losing, states[3], resign_min_moves=4) == 40
+  assert choose(losing, states[4], resign_min_moves=4) is None
+  assert choose(losing, states[4], resign_min_moves=4, resign_threshold=0.0) == 40  # never
+  assert choose(_Proposer("E5", value=-0.8), states[4], resign_min_moves=4) == 40   # 10%
+  # By default not before half the board's points (40 moves on 9x9).
+  assert choose(losing, states[4]) == 40
+  late = go.init(CFG).replace(move_count=np.int32(40))
+  assert choose(losing, late) is None
+
+
+def test_engine_resigns_through_gtp():
+  engine = gtp.Engine(_Proposer("E5", value=-0.95), resign_min_moves=1)
+  assert engine.handle("genmove b") == ("", True, "E5")  # move 0: too early
+  assert engine.handle("genmove w") == ("", True, "resign")
+  assert len(engine.moves) == 1  # a resignation plays nothing
+
+
+def test_engine_passes_after_the_opponent_passed_when_ahead():
+  engine = gtp.Engine(_Proposer("D4"), resign_threshold=0.0)
+  for command in ("play b E5", "play w pass"):
+    assert engine.handle(command)[1], command
+  assert engine.handle("genmove b")[2] == "pass"
+  engine = gtp.Engine(_Proposer("D4"), komi=100.0, resign_threshold=0.0)
+  for command in ("play b E5", "play w pass"):
+    assert engine.handle(command)[1], command
+  assert engine.handle("genmove b")[2] == "D4"  # behind: play on
+
+
+# -- time -------------------------------------------------------------------------------------
+
+def test_simulations_follow_the_time():
+  rules = players.MovePolicy(simulations=16, seconds_per_move=1.0)
+  clock = players.SearchClock()
+  state = go.init(CFG)
+  assert clock.simulations(rules, CFG, state) == 16  # nothing measured yet
+  clock.seconds_per_simulation = 0.01
+  assert clock.simulations(rules, CFG, state) == 64  # 100 fit: the power of two below
+  # 10 s left over max(10, 81 // 3 - 0) = 27 moves: 0.37 s, 37 simulations.
+  assert clock.simulations(rules, CFG, state, time_left=10.0) == 32
+  assert clock.simulations(rules, CFG, state, time_left=0.01) == 8       # at least 8
+  assert clock.simulations(players.MovePolicy(seconds_per_move=1e6), CFG, state) == 4096
+  assert clock.simulations(players.MovePolicy(simulations=16), CFG, state) == 16  # no budget
+
+
+def test_engine_times_its_searches(monkeypatch):
+  fake = types.SimpleNamespace(now=0.0)
+  monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
+  player = _Proposer(seconds_per_simulation=0.002, clock=fake)
+  engine = gtp.Engine(player, simulations=8, seconds_per_move=0.5, resign_threshold=0.0)
+  assert engine.handle("genmove b")[1] and engine.handle("genmove w")[1]
+  assert player.calls == [8, 128]  # then 0.5 s / 0.002 s = 250 simulations fit
+  assert engine.handle("time_left b 2 0")[1]
+  assert engine.handle("genmove b")[1]
+  assert player.calls[-1] == 32  # 2 s over 26 moves: 38 simulations fit
+
+
+# -- players ----------------------------------------------------------------------------------
+
+def test_random_move_plays_sensible_moves_and_passes_when_none_is_left():
+  cfg = go.GoConfig(size=5, komi=0.5)
+  move = jax.jit(players.random_move, static_argnums=0)
+  # Black everywhere but two single-point eyes: every legal point is an own eye.
+  eyes = [0, 24]
+  full = go.init(cfg, black=[p for p in range(25) if p not in eyes], to_play=go.BLACK)
+  keys = jax.random.split(jax.random.PRNGKey(0), 20)
+  assert {int(move(cfg, full, k)) for k in keys} == {cfg.pass_action}
+  state = go.play(cfg, [12, 6, 7])
+  allowed = np.asarray(go.sensible_moves(cfg, state))
+  chosen = {int(move(cfg, state, k)) for k in keys}
+  assert len(chosen) > 5 and all(allowed[a] for a in chosen)
+
+
+def test_load_player_builds_each_kind(tmp_path):
+  assert isinstance(players.load_player("random", seed=3), players.RandomPlayer)
+  network = helpers.make_checkpoint(tmp_path)
+  searcher = players.load_player(network, simulations=8)
+  assert isinstance(searcher, players.SearchPlayer) and searcher.simulations == 8
+  assert searcher.algorithm == searcher.config.search.algorithm
+  assert searcher.has_value and searcher.sizes == (9,) and searcher.name == "agz_jax-1x8"
+  assert searcher.planes == players.input_planes(searcher.config)
+  with pytest.raises(ValueError, match="at least one simulation"):
+    searcher.analyse(CFG, go.init(CFG), 0)
+  for kwargs in ({"policy_only": True}, {"simulations": 0}):
+    policy = players.load_player(network, **kwargs)
+    assert isinstance(policy, players.PolicyPlayer) and policy.simulations == 0
+    cfg = go.GoConfig(size=9, komi=7.5, **policy.planes)
+    out = policy.analyse(cfg, go.init(cfg))
+    prior, _ = policy.policy(cfg, go.init(cfg))
+    assert out["action"] == int(np.argmax(prior)) and out["candidates"][0]["visits"] == 0
+  with pytest.raises(FileNotFoundError):
+    players.load_player(str(tmp_path / "missing"))
