@@ -14,6 +14,7 @@ each taking the game's static, hashable config first, like `agz_jax.go`:
                                                finished game; where `needed` is False the
                                                game may skip the work and return 0
   num_actions(cfg)                             A
+  max_length(cfg)                              the most moves a game can last
   pass_action(cfg)                             the index of a pass move, or None if the game
                                                has none
   dirichlet_alpha(cfg)                         AlphaZero's root-noise concentration for this
@@ -51,6 +52,7 @@ PROTOCOL = {
     "legal_actions": ("cfg", "state"),
     "result": ("cfg", "state", "needed"),
     "num_actions": ("cfg",),
+    "max_length": ("cfg",),
     "pass_action": ("cfg",),
     "dirichlet_alpha": ("cfg",),
     "features": ("cfg", "state", "encoding"),
@@ -108,6 +110,10 @@ class Game:
     return self.module.num_actions(self.cfg)
 
   @property
+  def max_length(self) -> int:
+    return self.module.max_length(self.cfg)
+
+  @property
   def pass_action(self) -> int | None:
     return self.module.pass_action(self.cfg)
 
@@ -155,11 +161,30 @@ class Game:
 
 
 def make(game_config) -> Game:
-  """The Game named by a config's `game` section (`name`, default "go", and its fields)."""
+  """The Game named by a config's `game` section: `name` and the game's config fields."""
   from agz_jax import go  # pylint: disable=import-outside-toplevel
   fields = dict(game_config)
-  name = fields.pop("name", "go")
-  fields.pop("features", None)  # checkpoints written before encodings moved to the model
+  if "features" in fields:
+    raise ValueError("game.features is now the network's model.encoding: move it there "
+                     "(the rules config holds only the rules)")
+  name = fields.pop("name", None)
   if name != "go":
     raise ValueError(f"game.name must be 'go', got {name!r}")
   return Game(go, go.GoConfig(**fields))
+
+
+class _NoRecords:
+  """The record writer of a game without a record format: writes nothing."""
+
+  def add(self, iteration: int, trace: dict) -> None:
+    del iteration, trace
+
+
+def record_writer(game: Game, directory: str, *, every: int, fresh: bool):
+  """The host-side writer of a sample of self-play games in the game's record format
+  (SGF for Go), fed the per-iteration trace of training; a no-op for other games."""
+  from agz_jax import go  # pylint: disable=import-outside-toplevel
+  if game.module is go:
+    from agz_jax import sgf  # pylint: disable=import-outside-toplevel
+    return sgf.SelfPlayWriter(directory, game.cfg, every=every, fresh=fresh)
+  return _NoRecords()

@@ -23,8 +23,8 @@ import mctx
 from flax import struct
 
 from agz_jax.game import Game
-from agz_jax.search import (Evaluator, SearchConfig, choose_action, evaluate, legal_mask,
-                            masked_logits, run_search)
+from agz_jax.search import (Evaluator, SearchConfig, choose_action, evaluate, evaluator_key,
+                            legal_mask, masked_logits, run_search)
 
 
 # Share of a device's games whose roots may be evaluated in a sub-batch.
@@ -91,7 +91,7 @@ class StepRecord:
     root_value: [B] float32, searched value for the player to move (the Q
       value of the best move).
     ended: [B] bool, the game ended with this step's move (or resignation).
-    result: [B] float32, the ended game's result for black (+1, -1, 0).
+    result: [B] float32, the ended game's result for player +1 (black in Go): +1, -1, 0.
     length: [B] int32, the ended game's number of moves.
     resigned: [B] bool, it ended by resignation.
     resign_checked: [B] bool, an ended no-resign game in which a colour would
@@ -238,7 +238,7 @@ def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: Root
   states = games.states
   planes = game.features(states, settings.encoding)
   logits, value, legal, missing = root_evaluation(
-      game, evaluator, variables, states, jax.random.fold_in(k_search[0], 1), known,
+      game, evaluator, variables, states, evaluator_key(k_search[0], 2), known,
       min_pass_moves=search.min_pass_moves, spare=spare)
   out = run_search(game, evaluator, variables, states, k_search, search,
                    root=(logits, value, legal))
@@ -310,7 +310,7 @@ def selfplay(game: Game, evaluator: Evaluator, variables, games: Games, rng_key:
   batch = games.states.to_play.shape[0]
   spare = spare_size(batch, spare_fraction)
   empty = jax.tree.map(lambda x: x[None], game.init())
-  logits, value, _ = evaluate(game, evaluator, variables, empty, jax.random.fold_in(rng_key, 1),
+  logits, value, _ = evaluate(game, evaluator, variables, empty, evaluator_key(rng_key, 3),
                               settings.search.min_pass_moves)
   fresh = RootEvaluation(logits=jnp.broadcast_to(logits, (batch,) + logits.shape[1:]),
                          value=jnp.broadcast_to(value, (batch,)), known=jnp.ones(batch, bool))

@@ -204,7 +204,7 @@ class SelfPlayWriter:
     self.finished = 0
 
   def add(self, iteration: int, trace: dict) -> None:
-    """Takes one iteration's trace: dict of [T, S] arrays (see train.iteration)."""
+    """Takes one iteration's trace: dict of [T, S] arrays (see training.agz.iteration)."""
     if not self.active or trace["action"].shape[1] == 0:
       return
     steps, slots = trace["action"].shape

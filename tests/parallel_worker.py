@@ -4,7 +4,7 @@ The number of (fake CPU) devices is fixed by XLA_FLAGS when JAX starts, so each
 device layout needs its own process; the test sets XLA_FLAGS and runs:
 
   python tests/parallel_worker.py trainer OUT.npz OVERRIDES_JSON
-      Trainer(config).iteration twice on a 1-device and on an all-device mesh.
+      AlphaZeroTask(config).iteration twice on a 1-device and on an all-device mesh.
   python tests/parallel_worker.py launch OUT.npz [--sigterm_after=K] -- LAUNCH_FLAGS...
       The real entry point (`agz_jax.launch`, multi-host flags included); the
       state train_and_evaluate returns is saved as this process sees it. With
@@ -88,7 +88,7 @@ def _collectives_in_loops(hlo_text: str) -> int:
 
 
 def run_trainer(out_path: str, overrides_json: str) -> None:
-  """Two iterations of Trainer on a 1-device mesh and on a mesh of every device."""
+  """Two iterations of AlphaZeroTask on a 1-device mesh and on a mesh of every device."""
   import jax  # pylint: disable=import-outside-toplevel
   from agz_jax import parallel  # pylint: disable=import-outside-toplevel
   from agz_jax.training import agz  # pylint: disable=import-outside-toplevel
@@ -117,7 +117,7 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
     out_path: where the .npz goes.
     launch_argv: flags of agz_jax.launch.
     sigterm_after: if positive, this process sends itself SIGTERM once its
-      Trainer has run this many iterations (a preemption notice that reaches
+      task has run this many iterations (a preemption notice that reaches
       one host only).
   """
   from agz_jax import launch, training  # pylint: disable=import-outside-toplevel
@@ -135,7 +135,7 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
              **_snapshot("final", state))
     return state
 
-  class TrainerThenSigterm(training.TASKS["selfplay"]):
+  class TaskThenSigterm(training.TASKS["selfplay"]):
 
     def __init__(self, config):
       super().__init__(config)
@@ -152,7 +152,7 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
 
   training.train_and_evaluate = train_and_save
   if sigterm_after > 0:
-    training.TASKS["selfplay"] = TrainerThenSigterm
+    training.TASKS["selfplay"] = TaskThenSigterm
   sys.argv = ["agz_jax.launch", *launch_argv]
   launch.run()
 

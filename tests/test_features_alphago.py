@@ -1,4 +1,4 @@
-"""AlphaGo's 48/49 input planes (GoConfig.features = "alphago48" / "alphago49"), checked by hand.
+"""AlphaGo's 48/49 input planes (encodings "alphago48" / "alphago49"), checked by hand.
 
 Every plane group on ASCII positions drawn here: X is black, O is white, X to play unless a
 test says otherwise. Planes are compared as sets of GTP vertices.

@@ -2,7 +2,7 @@
 
 The number of fake CPU devices is fixed by XLA_FLAGS when JAX starts, so every
 run is a subprocess (tests/parallel_worker.py, which saves what it computed to
-an .npz). The 8-device run is the reference for the 1-device run (Trainer
+an .npz). The 8-device run is the reference for the 1-device run (AlphaZeroTask
 directly) and for two processes of 4 devices each (the real entry point,
 `agz_jax.launch --coordinator_address ... --num_processes 2 --process_id i`).
 """
@@ -111,7 +111,7 @@ def _load(path) -> dict:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> dict:
-  """Two Trainer iterations on a 1-device mesh and on an 8-device mesh, one process."""
+  """Two AlphaZeroTask iterations on a 1-device mesh and on an 8-device mesh, one process."""
   tmp = tmp_path_factory.mktemp("reference")
   out = tmp / "trainer.npz"
   _run_together([[sys.executable, WORKER, "trainer", str(out), json.dumps(TINY)]], 8, tmp,

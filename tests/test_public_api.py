@@ -75,6 +75,11 @@ def test_import_boundaries():
       assert not private, (rel, private)
     if rel.startswith("nets" + os.sep):
       assert all(m.startswith("agz_jax.nets") for m in ours), (rel, ours)
+    if rel.startswith(("search" + os.sep, "selfplay.py", "replay.py", "arena.py",
+                       os.path.join("training", "agz.py"), os.path.join("training", "loop.py"))):
+      # The AlphaZero core knows a game only through agz_jax.game.
+      assert not imports & {"agz_jax.go", "agz_jax.sgf", "agz_jax.match", "agz_jax.gtp"}, rel
+      assert not any(m.startswith("agz_jax.go.") for m in imports), rel
 
 
 def test_go_satisfies_the_game_protocol():
@@ -90,7 +95,7 @@ def test_a_bound_go_game_is_go():
   cfg = go.GoConfig(size=5, komi=0.5, history=2)
   g = game.Game(go, cfg)
   assert hash(g) == hash(game.Game(go, go.GoConfig(size=5, komi=0.5, history=2)))
-  assert (g.num_actions, g.pass_action, g.num_symmetries) == (26, 25, 8)
+  assert (g.num_actions, g.pass_action, g.num_symmetries, g.max_length) == (26, 25, 8, 50)
   state = go.play(cfg, [12, 7, 25])
   np.testing.assert_array_equal(g.legal_actions(state), go.legal_actions(cfg, state))
   np.testing.assert_array_equal(g.step(state, 13).board, go.step(cfg, state, 13).board)
@@ -106,6 +111,8 @@ def test_a_bound_go_game_is_go():
   assert g == game.make({"name": "go", "size": 5, "komi": 0.5, "history": 2, "max_moves": None})
   with pytest.raises(ValueError, match="game.name must be 'go'"):
     game.make({"name": "chess", "size": 8})
+  with pytest.raises(ValueError, match="game.features is now the network's model.encoding"):
+    game.make({"name": "go", "size": 9, "features": "agz17"})
 
 
 TOY = game.Game(toy_game, None)
@@ -184,3 +191,22 @@ def test_a_checkpoint_saved_before_the_redesign_plays(tmp_path):
   state = go.play(cfg, [12])
   action = player.analyse(cfg, state)["action"]
   assert go.illegal_reason(cfg, state, action) is None
+
+
+def test_a_stochastic_evaluator_gets_fresh_keys():
+  """Leaf evaluators consume their key (random rollouts will): searches with other keys see
+  other draws, at the root and at every simulation, on both per-game search paths."""
+  def noisy(variables, states, rng_key):
+    del variables
+    batch = states.to_play.shape[0]
+    return jnp.zeros((batch, 2)), jax.random.uniform(rng_key, (batch,), minval=-1, maxval=1)
+
+  states = TOY.init_batch(2)
+  for algorithm in ("gumbel", "puct"):
+    settings = helpers.search_config(algorithm=algorithm, num_simulations=6,
+                                     max_num_considered_actions=2, dirichlet_fraction=0.0)
+    run = jax.jit(lambda keys, s=settings: search.run_search(TOY, noisy, None, states, keys, s))
+    first = run(jax.random.split(jax.random.PRNGKey(0), 2)).search_tree.raw_values
+    second = run(jax.random.split(jax.random.PRNGKey(1), 2)).search_tree.raw_values
+    assert np.all(np.asarray(first[:, 0]) != np.asarray(second[:, 0])), algorithm    # roots
+    assert np.all(np.asarray(first[:, 1:]) != np.asarray(second[:, 1:])), algorithm  # leaves

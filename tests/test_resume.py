@@ -3,7 +3,7 @@
 Both tasks, self-play and supervised, run through the shared loop
 (training.train_and_evaluate) called directly: k steps, then the rest from the
 checkpoint, against all the steps at once; the WHOLE final states are compared bit for bit.
-Each call builds its own Trainer, so the module shares XLA executables through JAX's persistent
+Each call builds its own task, so the module shares XLA executables through JAX's persistent
 compilation cache in a temporary folder (the same programs, compiled once).
 """
 

@@ -304,7 +304,7 @@ def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
         search.make_recurrent_fn(GAME, evaluator), 16, invalid_actions=~root[2],
         max_num_considered_actions=8)
     noise = jax.random.gumbel(jax.random.split(key)[1], root[0].shape, root[0].dtype)
-    ours = search.gumbel_policy(GAME, evaluator, v, states, root, noise, settings)
+    ours = search.gumbel_policy(GAME, evaluator, v, states, root, noise, settings, rng_key=key)
     return ours, theirs
 
   run = jax.jit(both)

@@ -138,9 +138,9 @@ def test_policy_net_has_the_paper_shape():
   assert logits.shape == (2, 82) and logits.dtype == jnp.float32
 
 
-def _tiny_config(workdir_data, features="agz17"):
+def _tiny_config(workdir_data, encoding="agz17"):
   config = sl_policy_cpu.get_config()
-  config.game.size, config.game.max_moves, config.model.encoding = 9, 162, features
+  config.game.size, config.game.max_moves, config.model.encoding = 9, 162, encoding
   config.model.layers, config.model.filters = 3, 16
   config.data.dir, config.data.val_from = workdir_data, "2017-01-01"
   config.data.games_per_batch, config.data.positions_per_game = 4, 8

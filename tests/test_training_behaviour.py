@@ -2,7 +2,7 @@
 how often the fused iteration compiles, and which network plays with gating.
 
 The loss and the augmentation are checked against numpy written here. The rest runs one tiny
-Trainer (5x5, games of exactly 10 moves) once per module: its iterations, a checkpoint round
+AlphaZeroTask (5x5, games of exactly 10 moves) once per module: its iterations, a checkpoint round
 trip and the runs after it are recorded by one fixture, so the iteration compiles once.
 """
 
@@ -155,7 +155,7 @@ def test_augment_keeps_a_stone_and_its_move_together():
   assert len(set(stones.tolist())) > 1
 
 
-# --------------------------------------------------------------------------- the Trainer
+# --------------------------------------------------------------------------- the task
 
 # Games cannot pass (min_pass_moves > max_moves) nor resign (resign_min_moves), so every game
 # lasts exactly 10 moves: iterations 1 and 2 (moves 1-8) leave nothing ready, iteration 3 ends all
@@ -196,7 +196,7 @@ def _copy(tree):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-  """A Trainer's recorded run: states before and after each iteration, compile counts."""
+  """An AlphaZeroTask's recorded run: states before and after each iteration, compile counts."""
   config = default.get_config()
   config.update_from_flattened_dict(TINY)
   compiles = _CompileLog("iteration")

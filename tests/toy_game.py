@@ -58,6 +58,11 @@ def num_actions(cfg):
   return 2
 
 
+def max_length(cfg):
+  del cfg
+  return MAX_MOVES
+
+
 def pass_action(cfg):
   del cfg
 

@@ -61,6 +61,11 @@ def num_actions(cfg: GoConfig) -> int:
   return cfg.num_actions
 
 
+def max_length(cfg: GoConfig) -> int:
+  """The most moves a game lasts (max_moves)."""
+  return cfg.max_moves
+
+
 def pass_action(cfg: GoConfig) -> int:
   """The action index of a pass (P)."""
   return cfg.pass_action

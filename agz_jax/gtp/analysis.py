@@ -52,7 +52,8 @@ def stream(engine, reader, out, interval: float, colour: int | None) -> None:
     state = go.play(cfg, [cfg.pass_action], state)
   if int(state.terminated):
     return
-  sims = engine.rules.simulations or 64
+  # The engine's --simulations, else the player's own, doubling while nobody interrupts.
+  sims = engine.rules.simulations or getattr(engine.player, "simulations", 0) or 1
   while True:
     out.write(info_line(cfg, engine.player.analyse(cfg, state, sims)) + "\n")
     out.flush()

@@ -5,6 +5,7 @@ import sys
 
 from agz_jax.gtp.engine import Engine
 from agz_jax.gtp.protocol import serve
+from agz_jax import players
 from agz_jax.players import load_player
 
 
@@ -13,25 +14,28 @@ def main(argv=None):
   who = parser.add_mutually_exclusive_group(required=True)
   who.add_argument("--checkpoint", help="training workdir or checkpoint directory")
   who.add_argument("--random", action="store_true", help="a random player instead of a network")
-  parser.add_argument("--simulations", type=int, default=None, help="searches per move (default 64)")
+  parser.add_argument("--simulations", type=int, default=None,
+                      help=f"searches per move (default {players.SIMULATIONS})")
   parser.add_argument("--seconds-per-move", type=float, default=None)
   parser.add_argument("--policy-only", action="store_true", help="the network's move, no search")
-  parser.add_argument("--resign-threshold", type=float, default=0.05, help="win rate; 0 never resigns")
-  parser.add_argument("--komi", type=float, default=7.5)
+  parser.add_argument("--resign-threshold", type=float, default=players.RESIGN_THRESHOLD,
+                      help="win rate; 0 never resigns")
+  parser.add_argument("--komi", type=float, default=players.KOMI)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--algorithm", choices=("gumbel", "puct"), default=None,
                       help="search algorithm (default: the training run's)")
   parser.add_argument("--no-tree-reuse", action="store_true",
                       help="PUCT search: start every search afresh instead of from the subtree "
                            "of the position reached")
-  parser.add_argument("--considered-actions", type=int, default=16,
+  parser.add_argument("--considered-actions", type=int, default=players.CONSIDERED_ACTIONS,
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
                       help="without search: draw the first N moves of a game from the policy")
   args = parser.parse_args(argv)
   try:
     player = load_player("random" if args.random else args.checkpoint,
-                         simulations=64 if args.simulations is None else args.simulations,
+                         simulations=(players.SIMULATIONS if args.simulations is None
+                                      else args.simulations),
                          algorithm=args.algorithm, seed=args.seed, sample_moves=args.sample_moves,
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
                          considered_actions=args.considered_actions)

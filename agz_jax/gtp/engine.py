@@ -26,8 +26,9 @@ class Engine:
     resign_min_moves: never resign before this many moves.
   """
 
-  def __init__(self, player, *, komi: float = 7.5, simulations: int | None = None,
-               seconds_per_move: float | None = None, resign_threshold: float = 0.05,
+  def __init__(self, player, *, komi: float = players.KOMI, simulations: int | None = None,
+               seconds_per_move: float | None = None,
+               resign_threshold: float = players.RESIGN_THRESHOLD,
                resign_min_moves: int | None = None):
     self.player = player
     self.size = player.sizes[0] if player.sizes else 19

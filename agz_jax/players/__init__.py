@@ -4,15 +4,16 @@ engine-side rules that turn a player's proposal into a move (move_policy).
 They use the same jitted environment and search as training.
 """
 
-from agz_jax.players.load import load_player
-from agz_jax.players.move_policy import MovePolicy, SearchClock, choose_move, sensible, win_rate
+from agz_jax.players.load import CONSIDERED_ACTIONS, SIMULATIONS, load_player
+from agz_jax.players.move_policy import (KOMI, RESIGN_THRESHOLD, MovePolicy, SearchClock, choose_move,
+                                         sensible, win_rate)
 from agz_jax.players.network import Network, input_planes, load_network, make_model, run_search
 from agz_jax.players.policy_player import PolicyPlayer
 from agz_jax.players.random_player import RandomPlayer, random_move
 from agz_jax.players.search_player import SearchPlayer
 
 __all__ = [
-    "MovePolicy", "Network", "PolicyPlayer", "RandomPlayer", "SearchClock", "SearchPlayer",
+    "CONSIDERED_ACTIONS", "KOMI", "MovePolicy", "RESIGN_THRESHOLD", "SIMULATIONS", "Network", "PolicyPlayer", "RandomPlayer", "SearchClock", "SearchPlayer",
     "choose_move", "input_planes", "load_network", "load_player", "make_model", "random_move",
     "run_search", "sensible", "win_rate",
 ]

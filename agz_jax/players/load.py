@@ -6,9 +6,14 @@ from agz_jax.players.random_player import RandomPlayer
 from agz_jax.players.search_player import SearchPlayer
 
 
-def load_player(spec: str, *, simulations: int = 64, algorithm: str | None = None, seed: int = 0,
+# A search player's settings when the command line says nothing.
+SIMULATIONS = 64
+CONSIDERED_ACTIONS = 16
+
+
+def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | None = None, seed: int = 0,
                 sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
-                considered_actions: int = 16):
+                considered_actions: int = CONSIDERED_ACTIONS):
   """A player from its description.
 
   Args:

@@ -21,6 +21,11 @@ import numpy as np
 from agz_jax import go
 
 
+# The engine's defaults when the controller or the command line says nothing.
+RESIGN_THRESHOLD = 0.05   # win rate
+KOMI = 7.5
+
+
 @dataclasses.dataclass(frozen=True)
 class MovePolicy:
   """The rules above, with their settings.
@@ -34,7 +39,7 @@ class MovePolicy:
 
   simulations: int | None = None
   seconds_per_move: float | None = None
-  resign_threshold: float = 0.05
+  resign_threshold: float = RESIGN_THRESHOLD
   resign_min_moves: int | None = None
 
 

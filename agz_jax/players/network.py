@@ -27,12 +27,6 @@ def input_planes(config) -> dict:
   return {"history": config.game.history}
 
 
-def _evaluator(model, encoding: str, cfg: go.GoConfig, has_value: bool) -> search.Evaluator:
-  game = Game(go, cfg)
-  return search.network(game, lambda v, x: model.apply(v, x, train=False), encoding,
-                        has_value=has_value)
-
-
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
 def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchConfig, variables,
                states: go.GoState, key: jax.Array, reuse=None):
@@ -42,7 +36,8 @@ def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchCo
     (dict of arrays: best [B], visits / qvalues / prior [B, A], value [B], children_index and
     children_visits of the tree; the mctx tree, to pass back as `reuse`).
   """
-  out = search.run_search(Game(go, cfg), _evaluator(model, encoding, cfg, True), variables,
+  game = Game(go, cfg)
+  out = search.run_search(game, search.flax_network(game, model, encoding), variables,
                           states, key, settings, reuse=reuse)
   tree = out.search_tree
   summary = tree.summary()
@@ -55,9 +50,9 @@ def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchCo
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
 def _policy(model, encoding: str, has_value: bool, cfg: go.GoConfig, variables,
             states: go.GoState):
-  evaluator = _evaluator(model, encoding, cfg, has_value)
-  logits, value, _ = search.evaluate(Game(go, cfg), evaluator, variables, states,
-                                     jax.random.PRNGKey(0))
+  game = Game(go, cfg)
+  evaluator = search.flax_network(game, model, encoding, has_value=has_value)
+  logits, value, _ = search.evaluate(game, evaluator, variables, states, jax.random.PRNGKey(0))
   return jax.nn.softmax(logits, axis=-1), value
 
 

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import go
+from agz_jax import go, search
 from agz_jax.players._base import NetworkPlayer
 from agz_jax.players.move_policy import sensible
 from agz_jax.players.network import Network
@@ -47,5 +47,5 @@ class PolicyPlayer(NetworkPlayer):
     action = int(np.argmax(playable))
     if int(state.move_count) < self.sample_moves:
       self._key, key = jax.random.split(self._key)
-      action = int(jax.random.choice(key, len(playable), p=jnp.asarray(playable / playable.sum())))
+      action = int(search.sample_action(key, jnp.asarray(playable / playable.sum())))
     return {"action": action, "value": value, "candidates": cands}

@@ -24,8 +24,8 @@ class SearchPlayer(NetworkPlayer):
       The Gumbel search starts afresh every time.
   """
 
-  def __init__(self, network: Network, *, simulations: int = 64, algorithm: str | None = None,
-               seed: int = 0, considered_actions: int = 16, reuse_tree: bool = True):
+  def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
+               seed: int = 0, considered_actions: int, reuse_tree: bool = True):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")

@@ -8,13 +8,13 @@ leaves; `best_action` / `choose_action` turn a search into a move.
 
 from agz_jax.search.actions import best_action, choose_action, sample_action
 from agz_jax.search.config import ALGORITHMS, SearchConfig
-from agz_jax.search.evaluators import ApplyFn, Evaluator, network
-from agz_jax.search.mcts import (Root, evaluate, gumbel_policy, legal_mask, make_recurrent_fn,
-                                 masked_logits, run_search)
+from agz_jax.search.evaluators import ApplyFn, Evaluator, flax_network, network
+from agz_jax.search.mcts import (Root, evaluate, evaluator_key, gumbel_policy, legal_mask,
+                                 make_recurrent_fn, masked_logits, run_search)
 from agz_jax.search.reuse import find_node, reroot
 
 __all__ = [
     "ALGORITHMS", "ApplyFn", "Evaluator", "Root", "SearchConfig", "best_action", "choose_action",
-    "evaluate", "find_node", "gumbel_policy", "legal_mask", "make_recurrent_fn", "masked_logits",
+    "evaluate", "evaluator_key", "find_node", "flax_network", "gumbel_policy", "legal_mask", "make_recurrent_fn", "masked_logits",
     "network", "reroot", "run_search", "sample_action",
 ]

@@ -5,7 +5,10 @@ value [B])`: the prior over actions (illegal ones are masked by the search) and
 the value for the player to move, of a batch of B game states. `variables` is
 whatever pytree the evaluator needs (one network's variables, or several
 networks' in a dict); `rng_key` is one PRNG key for the batch, which a
-stochastic evaluator (random rollouts) consumes and a network ignores.
+stochastic evaluator (random rollouts) consumes and a network ignores. The key
+is drawn afresh for every call (a simulation's, the roots'), never shared with
+the search's own noise; which games share a batch (and so a key) depends on
+how games are split over devices, so a stochastic evaluator's results do too.
 """
 
 from typing import Callable
@@ -39,3 +42,9 @@ def network(game: Game, apply_fn: ApplyFn, encoding: str, *, has_value: bool = T
     return out, jnp.zeros(out.shape[0], jnp.float32)
 
   return evaluate
+
+
+def flax_network(game: Game, model, encoding: str, *, has_value: bool = True) -> Evaluator:
+  """`network` for a Flax module, applied in inference mode (running BatchNorm statistics)."""
+  return network(game, lambda v, x: model.apply(v, x, train=False), encoding,
+                 has_value=has_value)

@@ -22,6 +22,16 @@ from agz_jax.search.evaluators import Evaluator
 # (logits [B, A] masked, value [B], legal [B, A] bool): a root's evaluation.
 Root = tuple[jax.Array, jax.Array, jax.Array]
 
+# Evaluator keys are folded from the search's keys with numbers from here on:
+# far beyond any index jax.random.split hands out, so they never repeat a key
+# the search (or the caller) draws its own noise from.
+_EVALUATOR_STREAMS = 0x7E5A0000
+
+
+def evaluator_key(rng_key: jax.Array, stream: int) -> jax.Array:
+  """A key for an evaluator call, derived from `rng_key` apart from every key split from it."""
+  return jax.random.fold_in(rng_key, _EVALUATOR_STREAMS + stream)
+
 
 def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
   """Logits shifted to a maximum of 0, illegal actions at the dtype's minimum (idempotent)."""
@@ -113,8 +123,7 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
                      "from zero)")
   per_game = _per_game(rng_key)
   if root is None:
-    # The root's evaluation key is folded from the search's, which stays as it was.
-    root_key = jax.random.fold_in(rng_key[0] if per_game else rng_key, 1)
+    root_key = evaluator_key(rng_key[0] if per_game else rng_key, 0)
     root = evaluate(game, evaluator, variables, states, root_key, search.min_pass_moves)
   if not per_game:
     return _policy(game, evaluator, variables, states, rng_key, root, reuse, search)
@@ -123,7 +132,7 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
   if search.algorithm == "gumbel":  # the root's noise is the only randomness: one batched search
     noise = jax.vmap(lambda k: jax.random.gumbel(k, root[0].shape[1:], root[0].dtype))(rng_key)
     return gumbel_policy(game, evaluator, variables, states, root, search.gumbel_scale * noise,
-                         search)
+                         search, rng_key=evaluator_key(rng_key[0], 1))
 
   # PUCT breaks ties between equal children with noise drawn for each game of
   # the batch: searches of one game each, vmapped, keep the games independent.
@@ -137,7 +146,8 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
 
 
 def gumbel_policy(game: Game, evaluator: Evaluator, variables, states, root: Root,
-                  gumbel: jax.Array, search: SearchConfig) -> mctx.PolicyOutput:
+                  gumbel: jax.Array, search: SearchConfig, *,
+                  rng_key: jax.Array) -> mctx.PolicyOutput:
   """mctx.gumbel_muzero_policy with the root's Gumbel noise given, one row per game.
 
   The same search (mctx.search with mctx's Gumbel root and interior action
@@ -148,12 +158,14 @@ def gumbel_policy(game: Game, evaluator: Evaluator, variables, states, root: Roo
   Args:
     root: (logits, value, legal) of `states`, as `evaluate` returns them.
     gumbel: [B, A] the root's noise, already scaled.
+    rng_key: the key the simulations' evaluator keys are split from (the
+      selection functions draw nothing from it).
   """
   logits, value, legal = root
   logits = masked_logits(logits, legal)
   num_simulations = search.num_simulations
   tree = mctx.search(
-      params=variables, rng_key=jax.random.PRNGKey(0),  # neither selection draws from it
+      params=variables, rng_key=rng_key,
       root=mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states),
       recurrent_fn=make_recurrent_fn(game, evaluator, search.min_pass_moves),
       root_action_selection_fn=functools.partial(

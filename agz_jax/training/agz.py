@@ -20,7 +20,7 @@ import optax
 from flax import struct
 from jax.sharding import PartitionSpec
 
-from agz_jax import arena, game as game_lib, nets, parallel, replay, search, sgf
+from agz_jax import arena, game as game_lib, nets, parallel, replay, search
 from agz_jax.metrics import log, progress_line
 from agz_jax.selfplay import Games, SelfPlayConfig, new_games, selfplay
 from agz_jax.training import optim
@@ -91,11 +91,6 @@ def augment(game: game_lib.Game, planes, policy, rng_key):
   return jax.vmap(game.transform)(planes, policy, k)
 
 
-def network_evaluator(game: game_lib.Game, model, encoding: str) -> search.Evaluator:
-  """The network in inference mode as the search's leaf evaluator."""
-  return search.network(game, lambda v, x: model.apply(v, x, train=False), encoding)
-
-
 def iteration(config, game, model, optimizer, state: TrainState,
               mesh=None) -> tuple[TrainState, dict, dict]:
   """One iteration: T self-play steps on B games, then K updates. Jit and donate `state`.
@@ -110,7 +105,7 @@ def iteration(config, game, model, optimizer, state: TrainState,
     of the first S = log.sgf_slots game slots for the SGF sample).
   """
   sp, tr = config.selfplay, config.train
-  evaluator = network_evaluator(game, model, config.model.encoding)
+  evaluator = search.flax_network(game, model, config.model.encoding)
   key = jax.random.fold_in(state.rng, state.iteration)
   k_play, k_train = jax.random.split(key)
   variables = {"params": state.params, "batch_stats": state.batch_stats}
@@ -154,6 +149,7 @@ def iteration(config, game, model, optimizer, state: TrainState,
   metrics.update(
       games=games_done.astype(jnp.float32),
       game_length=per_game(records.length.astype(jnp.float32)),
+      # Player +1's (black's, in Go) share of the games that ended.
       black_win_rate=per_game((records.result > 0).astype(jnp.float32)),
       resigned=jnp.sum(records.resigned).astype(jnp.float32),
       resign_checked=jnp.sum(records.resign_checked).astype(jnp.float32),
@@ -181,7 +177,7 @@ def evaluate(config, game, model, state: TrainState) -> tuple[TrainState, dict]:
   settings = search.SearchConfig.from_config(config.search, num_simulations=e.num_simulations,
                                              dirichlet_fraction=e.dirichlet_fraction)
   reference, elo, metrics = arena.evaluate_and_rate(
-      game, network_evaluator(game, model, config.model.encoding), current, state.reference,
+      game, search.flax_network(game, model, config.model.encoding), current, state.reference,
       state.elo, key, num_games=e.num_games, search=settings,
       temperature_moves=e.temperature_moves,
       gating_threshold=e.gating_threshold if e.gating else None)
@@ -216,7 +212,7 @@ class AlphaZeroTask(Task):
     self.model = nets.make(config.model)
     self.optimizer = optim.make_optimizer(config.train, optim.step_schedule(config.train))
     rows = config.replay.rows_per_game
-    needed = self.game.cfg.max_moves + config.selfplay.steps_per_iteration
+    needed = self.game.max_length + config.selfplay.steps_per_iteration
     if rows < needed:
       raise ValueError(
           f"replay.rows_per_game ({rows}) must be at least game.max_moves + "
@@ -246,11 +242,11 @@ class AlphaZeroTask(Task):
 
   def begin(self, workdir: str, start: int) -> None:
     c = self.config
-    self._sgf = sgf.SelfPlayWriter(os.path.join(workdir, "sgf"), self.game.cfg,
-                                   every=c.log.sgf_every, fresh=start == 0)
-    size = self.game.cfg.size
-    log(f"training {c.model.blocks}x{c.model.channels} network on {size}x{size}, "
-        f"{self.mesh.devices.size} device(s), iterations {start}..{self.total}")
+    self._sgf = game_lib.record_writer(self.game, os.path.join(workdir, "sgf"),
+                                       every=c.log.sgf_every, fresh=start == 0)
+    log(f"training {c.model.blocks}x{c.model.channels} network on {c.game.name} "
+        f"({self.game.cfg}), {self.mesh.devices.size} device(s), "
+        f"iterations {start}..{self.total}")
 
   def step(self, state: TrainState, i: int):
     state, metrics, trace = self.iteration(state)
