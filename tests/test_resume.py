@@ -3,8 +3,8 @@
 Both tasks, self-play and supervised, run through the shared loop
 (training.train_and_evaluate) called directly: k steps, then the rest from the
 checkpoint, against all the steps at once; the WHOLE final states are compared bit for bit.
-Each call builds its own task, so the module shares XLA executables through JAX's persistent
-compilation cache in a temporary folder (the same programs, compiled once).
+Each call builds its own task and compiles its step anew (a persistent compilation cache
+would be shared state that outlives the module).
 """
 
 import os
@@ -12,8 +12,6 @@ import sys
 
 import jax
 import numpy as np
-import pytest
-from jax.experimental.compilation_cache import compilation_cache
 
 from agz_jax import data, training
 from agz_jax.training import agz
@@ -23,21 +21,6 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from configs import default, sl_policy_cpu  # noqa: E402  pylint: disable=wrong-import-position
 from test_sl_policy import random_game  # noqa: E402  pylint: disable=wrong-import-position
-
-
-@pytest.fixture(scope="module", autouse=True)
-def compile_cache(tmp_path_factory):
-  names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
-           "jax_persistent_cache_min_entry_size_bytes")
-  old = {n: getattr(jax.config, n) for n in names}
-  jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla_cache")))
-  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-  jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-  compilation_cache.reset_cache()
-  yield
-  for n, v in old.items():
-    jax.config.update(n, v)
-  compilation_cache.reset_cache()
 
 
 def _host(tree):
