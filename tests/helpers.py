@@ -87,3 +87,14 @@ def point(size, vertex):
   if vertex == "pass":
     return size * size
   return (size - int(vertex[1:])) * size + COLUMNS.index(vertex[0])
+
+
+def write_files(folder, files: dict) -> dict:
+  """Writes {name: bytes} as folder/<name>.sgf; returns {name: path}."""
+  paths = {}
+  for name, data in files.items():
+    path = os.path.join(folder, f"{name}.sgf")
+    with open(path, "wb") as f:
+      f.write(data)
+    paths[name] = path
+  return paths

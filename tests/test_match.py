@@ -21,16 +21,21 @@ GNUGO = "/usr/games/gnugo"
 RANDOM = f"{sys.executable} -m agz_jax.gtp --random --seed {{seed}}"
 
 # A GTP engine that answers every genmove the same way: 'a1' plays A1, 'pass'
-# passes, 'crash' exits, 'hang' never answers.
+# passes, 'crash' exits, 'hang' never answers, 'garbage' writes junk bytes then an
+# answer that is no vertex, 'flood' writes megabytes without ending its answer,
+# 'double' passes but answers every command twice.
 FAKE_ENGINE = r"""
 import sys, time
 mode = sys.argv[1]
+out = sys.stdout.buffer
 for line in sys.stdin:
   words = line.split()
+  ident = words.pop(0) if words and words[0].isdigit() else ""
   if not words:
     continue
   if words[0] == "quit":
-    print("=\n", flush=True)
+    out.write(f"={ident}\n\n".encode())
+    out.flush()
     break
   reply = ""
   if words[0] == "genmove":
@@ -38,8 +43,18 @@ for line in sys.stdin:
       sys.exit(3)
     if mode == "hang":
       time.sleep(60)
-    reply = {"a1": "A1", "pass": "pass"}[mode]
-  print(f"= {reply}\n", flush=True)
+    if mode == "garbage":
+      out.write(b"\xff\xfe\x00 not gtp\n\x1b[31m\n")
+      reply = "\u00bfA1\x00?"
+    elif mode == "flood":
+      out.write(f"={ident} ".encode() + b"x" * (3 << 20))
+      out.flush()
+      time.sleep(60)
+    else:
+      reply = {"a1": "A1"}.get(mode, "pass")
+  answer = f"={ident} {reply}\n\n".encode()
+  out.write(answer * (2 if mode == "double" else 1))
+  out.flush()
 """
 
 
@@ -162,6 +177,8 @@ def test_ratings_errors(tmp_path, capsys):
     ("a1", 2, "illegal", "bad played A1: occupied"),
     ("crash", 2, "error", "bad crashed on 'genmove"),
     ("hang", 1, "error", "bad timed out after 1 s on 'genmove"),
+    ("garbage", 2, "error", "bad answered genmove with '\u00bfA1"),
+    ("flood", 1, "error", "bad wrote more than 1048576 bytes without finishing its answer"),
 ])
 def test_misbehaving_engine_loses(tmp_path, fake, mode, games, reason, detail):
   out = str(tmp_path / "out")
@@ -175,6 +192,17 @@ def test_misbehaving_engine_loses(tmp_path, fake, mode, games, reason, detail):
     flag = "T" if mode == "hang" else "F"
     assert line["result"] == ("W+" if line["black"] == "bad" else "B+") + flag
     replay_final_state(out, line)  # the illegal move is not in the record
+
+
+def test_stale_answers_are_not_taken_for_the_next_command(tmp_path, fake):
+  # An engine that answers everything twice: each command still gets its own answer
+  # (by its id), so both sides just pass and the games are scored.
+  out = str(tmp_path / "out")
+  results = match.run_match([fake("double"), fake("pass")], ["double", "passer"], games=2,
+                            size=5, komi=0.5, out=out, parallel=1, timeout=5, startup_timeout=5,
+                            log=lambda line: None)
+  assert [r["reason"] for r in results] == ["score", "score"]
+  assert all(r["moves"] == 2 and r["winner"] == r["white"] for r in results)  # komi 0.5
 
 
 def test_resume_plays_only_missing_games(tmp_path, fake):

@@ -18,15 +18,16 @@ def action_to_gtp(cfg: GoConfig, action: int) -> str:
 
 
 def gtp_to_action(cfg: GoConfig, vertex: str) -> int:
-  """Action of a GTP vertex such as 'D4' or 'pass' (case-insensitive)."""
-  text = str(vertex).strip().upper()
+  """Action of a GTP vertex such as 'D4' or 'pass' (case-insensitive, ASCII only)."""
+  text = str(vertex).strip(" \t").upper()
   if text == "PASS":
     return cfg.pass_action
   col = COLUMNS.find(text[:1]) if text else -1
   number = text[1:]
-  if col < 0 or col >= cfg.size or not number.isdigit() or not 1 <= int(number) <= cfg.size:
-    raise ValueError(f"bad vertex {vertex!r}: expected a column A-{COLUMNS[cfg.size - 1]} "
-                     f"(no I) and a row 1-{cfg.size}, or 'pass'")
+  if (col < 0 or col >= cfg.size or not 1 <= len(number) <= 2 or not number.isascii()
+      or not number.isdigit() or not 1 <= int(number) <= cfg.size):
+    raise ValueError(f"bad vertex {str(vertex)[:24]!r}: expected a column "
+                     f"A-{COLUMNS[cfg.size - 1]} (no I) and a row 1-{cfg.size}, or 'pass'")
   return (cfg.size - int(number)) * cfg.size + col
 
 

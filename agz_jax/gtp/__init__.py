@@ -9,8 +9,17 @@
 Commands: protocol_version, name, version, known_command, list_commands, quit,
 boardsize, clear_board, komi, play, genmove, undo, showboard, final_score,
 time_settings, time_left, loadsgf, printsgf, reg_genmove and lz-analyze (the
-interval analysis stream of Leela Zero that Lizzie and Sabaki read). Every
-malformed or illegal command gets a `? reason` reply and the engine goes on.
+interval analysis stream of Leela Zero that Lizzie and Sabaki read).
+
+Every line that GTP 2's preprocessing leaves a command of gets exactly one
+answer; a malformed or illegal command gets a `? reason` reply, changes
+nothing, and the engine goes on. As in GTP 2, only the space and the tab
+separate words (other Unicode white space is part of a word), numbers are
+ASCII decimals of sane size, and a line longer than 64 KiB is refused. A
+move of the colour not to move is preceded by a pass of the other colour; that
+pass never ends the game. After two passes the engine plays on when asked
+(`play` or `genmove`), as GNU Go does, from the same position (superko then
+remembers only the positions from there on).
 Scoring is Tromp-Taylor area scoring (play GNU Go with --chinese-rules
 --capture-all-dead). The PUCT search starts each genmove from the subtree of
 the position reached (after our last move and the opponent's answer), keeping

@@ -8,19 +8,26 @@ the one before (up to 4096 simulations), until the next command arrives.
 """
 
 from agz_jax import go
+from agz_jax.gtp import protocol
 from agz_jax.gtp.protocol import COLOURS
 from agz_jax.players import win_rate
 
 
 def parse_args(args: list[str]) -> tuple[float, int | None]:
-  """(interval in seconds, at least 0.01; colour or None) of lz-analyze's arguments; other
-  words are ignored."""
+  """(interval in seconds, at least 0.01; colour or None) of lz-analyze's arguments.
+
+  The interval is a number of centiseconds, bare or after the word 'interval';
+  other words (options of other engines' analysis commands) are ignored.
+
+  Raises:
+    GtpError: for an interval that is not an integer from 0 to 360000.
+  """
   colour, interval = None, 1.0
   for a in args:
     if a.lower() in COLOURS:
       colour = COLOURS[a.lower()]
-    elif a.isascii() and a.isdigit():
-      interval = min(int(a), 360000) / 100
+    elif a[:1] in "+-." or any(ch.isdigit() or ch.isnumeric() for ch in a):
+      interval = protocol.integer(a, "interval (centiseconds)", 0, 360000) / 100
   return max(interval, 0.01), colour
 
 

@@ -4,13 +4,20 @@ Moves are chosen by the player and the engine-side rules of
 players.move_policy (pass, resign, time); scoring is Tromp-Taylor.
 """
 
-import math
 import os
+import re
+
+import jax.numpy as jnp
 
 import agz_jax
 from agz_jax import go, players, sgf
 from agz_jax.gtp import analysis, protocol
 from agz_jax.gtp.protocol import COMMANDS, GtpError
+
+# Bounds of numeric arguments: far beyond any real game, small enough for any arithmetic.
+MAX_KOMI = 1000.0
+MAX_SECONDS = 1e9
+MAX_STONES = 10**6
 
 
 class Engine:
@@ -38,15 +45,27 @@ class Engine:
                                     resign_min_moves=resign_min_moves)
     self.clock = players.SearchClock()
     self.time_left = {}
+    self._analysis_request = (1.0, None)
     self._new_game()
 
   def handle(self, line: str):
     """Runs one command line; returns (id, ok, text) or None for an empty line."""
     return protocol.handle(self, line)
 
-  def lz_analyze(self, reader, out, args: list[str]) -> None:
+  def lz_analyze(self, reader, out) -> None:
     """The analysis stream that follows an accepted lz-analyze (see analysis)."""
-    analysis.stream(self, reader, out, *analysis.parse_args(args))
+    analysis.stream(self, reader, out, *self._analysis_request)
+
+  def snapshot(self):
+    """Everything a command can change, for `restore` after a refusal."""
+    return (self.size, self.komi, self.cfg, list(self.history), list(self.moves), self.setup,
+            dict(self.time_left), self._analysis_request)
+
+  def restore(self, saved) -> None:
+    """Puts back a `snapshot`: a refused command changes nothing."""
+    (self.size, self.komi, self.cfg, history, moves, self.setup, time_left,
+     self._analysis_request) = saved
+    self.history, self.moves, self.time_left = list(history), list(moves), dict(time_left)
 
   # -- game state ----------------------------------------------------------------------------
   def _new_game(self, black=(), white=(), to_play=go.BLACK):
@@ -68,7 +87,7 @@ class Engine:
       self._continue_after_end()
     state, inserted = self.state, []
     if colour != int(state.to_play):
-      state = go.play(self.cfg, [self.cfg.pass_action], state)
+      state = self._skip_turn(state)
       inserted = [(state, (-colour, self.cfg.pass_action, True))]
     reason = go.illegal_reason(self.cfg, state, action)
     if reason is not None:
@@ -77,15 +96,27 @@ class Engine:
       self.history.append(s)
       self.moves.append(move)
 
+  def _skip_turn(self, state: go.GoState) -> go.GoState:
+    """The pass inserted when one colour moves twice in a row (GTP allows it). It is
+    recorded as a pass but is no move of the game: it never ends the game and
+    breaks any run of passes."""
+    after = go.play(self.cfg, [self.cfg.pass_action], state)
+    return after.replace(passes=jnp.zeros_like(after.passes),
+                         terminated=after.move_count >= self.cfg.max_moves)
+
+  def _continued(self, state: go.GoState) -> go.GoState:
+    """`state`, or where two passes (or the move limit) ended it, the same position as a
+    game that goes on, as GNU Go does when a controller plays on (e.g. to settle dead
+    stones). Superko then knows only the positions from here on."""
+    if not int(state.terminated):
+      return state
+    board = [int(x) for x in state.board]
+    return go.init(self.cfg, black=[p for p, v in enumerate(board) if v == go.BLACK],
+                   white=[p for p, v in enumerate(board) if v == go.WHITE],
+                   to_play=int(state.to_play))
+
   def _continue_after_end(self):
-    """Two passes ended our game but the controller plays on (e.g. to clean up dead
-    stones): continue from the same position. Superko then only knows the
-    positions from here on."""
-    board = [int(x) for x in self.state.board]
-    fresh = go.init(self.cfg, black=[p for p, v in enumerate(board) if v == go.BLACK],
-                    white=[p for p, v in enumerate(board) if v == go.WHITE],
-                    to_play=int(self.state.to_play))
-    self.history[-1] = fresh
+    self.history[-1] = self._continued(self.state)
 
   def _vertex(self, text: str) -> int:
     try:
@@ -95,12 +126,12 @@ class Engine:
 
   def _generate(self, colour: int) -> tuple[str, int | None]:
     """The move to play for `colour` (a vertex, 'pass' or 'resign') and its action."""
-    state = self.state
-    if int(state.terminated):
-      return "pass", self.cfg.pass_action
+    state = self._continued(self.state)
     if colour != int(state.to_play):
-      state = go.play(self.cfg, [self.cfg.pass_action], state)
-    opponent_passed = bool(self.moves) and self.moves[-1][1] == self.cfg.pass_action
+      state = self._skip_turn(state)
+    last = self.moves[-1] if self.moves else None
+    opponent_passed = (last is not None and last[0] == -colour and not last[2]
+                       and last[1] == self.cfg.pass_action)
     action = players.choose_move(self.rules, self.player, self.cfg, state,
                                  opponent_passed=opponent_passed, clock=self.clock,
                                  time_left=self.time_left.get(colour))
@@ -128,14 +159,14 @@ class Engine:
     return ""  # serve stops after the answer
 
   def cmd_lz_analyze(self, args):
+    self._analysis_request = analysis.parse_args(args)
     return ""  # serve streams the analysis after the '='
 
   def cmd_boardsize(self, args):
     protocol.require(args, 1, "boardsize SIZE")
-    try:
-      size = int(args[0])
-    except ValueError:
-      raise GtpError("syntax error: board size must be an integer") from None
+    if not re.fullmatch(r"[+-]?[0-9]+", args[0]):
+      raise GtpError("syntax error: board size must be an integer")
+    size = int(args[0]) if len(args[0]) <= 6 else 10**6  # too large either way
     if not 2 <= size <= 19 or (self.player.sizes and size not in self.player.sizes):
       raise GtpError("unacceptable size")
     self.size = size
@@ -148,7 +179,7 @@ class Engine:
 
   def cmd_komi(self, args):
     protocol.require(args, 1, "komi KOMI")
-    self.komi = _finite(args[0], "komi")
+    self.komi = protocol.number(args[0], "komi", -MAX_KOMI, MAX_KOMI)
     moves, setup = self.moves, self.setup
     self._new_game(*setup, to_play=int(self.history[0].to_play))
     for colour, action, inserted in moves:
@@ -201,14 +232,17 @@ class Engine:
 
   def cmd_time_settings(self, args):
     protocol.require(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
-    main_time = _finite(args[0], "times", "numbers")
+    main_time = protocol.number(args[0], "main time", 0, MAX_SECONDS)
+    protocol.number(args[1], "byo-yomi time", 0, MAX_SECONDS)
+    protocol.integer(args[2], "byo-yomi stones", 0, MAX_STONES)
     self.time_left = {go.BLACK: main_time, go.WHITE: main_time} if main_time > 0 else {}
     return ""
 
   def cmd_time_left(self, args):
     protocol.require(args, 3, "time_left COLOUR TIME STONES")
     colour = protocol.colour(args[0])
-    self.time_left[colour] = _finite(args[1], "time")
+    self.time_left[colour] = protocol.number(args[1], "time left", 0, MAX_SECONDS)
+    protocol.integer(args[2], "stones left", 0, MAX_STONES)
     return ""
 
   def cmd_loadsgf(self, args):
@@ -223,10 +257,7 @@ class Engine:
       raise GtpError(f"cannot load file: board size {record.size} not supported")
     stop = len(record.moves)
     if len(args) > 1:
-      try:
-        stop = max(0, int(args[1]) - 1)
-      except ValueError:
-        raise GtpError("syntax error: move number must be an integer") from None
+      stop = max(0, protocol.integer(args[1], "move number", 0, 10**6) - 1)
     self.size, self.komi = record.size, record.komi
     first = record.moves[0][0] if record.moves else record.first_to_play
     self._new_game(record.black_setup, record.white_setup, to_play=first)
@@ -243,18 +274,11 @@ class Engine:
                             players={"black": "agz_jax", "white": "agz_jax"})
     data = sgf.write(record).decode()
     if args:
-      with open(args[0], "w", encoding="utf-8") as f:
-        f.write(data)
+      try:
+        with open(args[0], "w", encoding="utf-8") as f:
+          f.write(data)
+      except OSError as e:
+        raise GtpError(f"cannot write file: {e}") from None
       return ""
     return data.strip()
 
-
-def _finite(text: str, what: str, kind: str = "a number") -> float:
-  """A finite number argument; `what` and `kind` name it in the errors."""
-  try:
-    value = float(text)
-  except ValueError:
-    raise GtpError(f"syntax error: {what} must be {kind}") from None
-  if not math.isfinite(value):
-    raise GtpError(f"syntax error: {what} must be finite")
-  return value

@@ -8,6 +8,10 @@ import threading
 import time
 
 
+# An engine that writes more than this without finishing an answer has failed.
+MAX_ANSWER_BYTES = 1 << 20
+
+
 class GtpRefused(Exception):
   """The engine answered a command with '? message'."""
 
@@ -45,6 +49,7 @@ class GtpProcess:
     self.timeout, self.startup_timeout = timeout, startup_timeout
     self._warm = set()
     self._buffer = b""
+    self._next_id = 1
     self._closing = threading.Lock()
     self.alive = False
     env = dict(os.environ)
@@ -76,7 +81,10 @@ class GtpProcess:
     return "\n".join(text.splitlines()[-lines:])
 
   def send(self, command: str) -> str:
-    """Sends one command; returns the text of a '=' answer.
+    """Sends one command, with an id; returns the text of its '=' answer.
+
+    Answers with another id (left over from an earlier command) are dropped;
+    an answer without an id is taken as this command's.
 
     Raises:
       GtpRefused: for a '?' answer (the process stays usable).
@@ -86,8 +94,9 @@ class GtpProcess:
       raise EngineFailure(f"{self.name} is not running")
     kind = command.split()[0]
     timeout = self.timeout if kind in self._warm else max(self.timeout, self.startup_timeout)
+    ident, self._next_id = str(self._next_id), self._next_id + 1
     try:
-      self._process.stdin.write(command.encode() + b"\n")
+      self._process.stdin.write(f"{ident} {command}".encode() + b"\n")
       self._process.stdin.flush()
     except (BrokenPipeError, OSError):
       self._die()
@@ -97,7 +106,14 @@ class GtpProcess:
     while True:
       answer = self._take_answer()
       if answer is not None:
-        break
+        number = answer[1:len(answer) - len(answer[1:].lstrip("0123456789"))]
+        if number in ("", ident):
+          break
+        continue  # an answer to an earlier command
+      if len(self._buffer) > MAX_ANSWER_BYTES:
+        self._die()
+        raise EngineFailure(f"{self.name} wrote more than {MAX_ANSWER_BYTES} bytes without "
+                            f"finishing its answer to {command!r}")
       left = deadline - time.monotonic()
       if left <= 0:
         self._die()
