@@ -6,8 +6,12 @@ PRNG key, counters), `network` (just the variables a player needs: params and
 BatchNorm statistics, small enough to load anywhere) and `config` (the run's
 config as JSON). Orbax writes a
 checkpoint to a temporary directory and renames it when complete, so a run
-killed while saving leaves no half checkpoint behind; a checkpoint that is
-damaged anyway is skipped with a warning and the one before it restored.
+killed while saving leaves no half checkpoint behind. On resume, a checkpoint
+that cannot be read (truncated, half copied) is skipped with a warning, moved
+to WORKDIR/checkpoints_damaged/ so that new saves can take its step, and the
+one before it restored; a checkpoint that reads well but whose arrays do not
+fit the config's state (another network size, another game) stops the run
+with CheckpointMismatch: it is another run's, never to be replaced.
 
 Self-play runs also keep checkpoint 0, the untrained network, for ever: the
 yardstick of a learning check (`--checkpoint WORKDIR/checkpoints/0`).
@@ -16,10 +20,15 @@ yardstick of a learning check (`--checkpoint WORKDIR/checkpoints/0`).
 import json
 import logging
 import os
+import shutil
 import signal
 import warnings
 
 import orbax.checkpoint as ocp
+
+
+class CheckpointMismatch(ValueError):
+  """A checkpoint that reads well holds a state of another shape than the config's."""
 
 
 class Checkpointer:
@@ -34,7 +43,10 @@ class Checkpointer:
             preservation_policy=policies.AnyPreservationPolicy(
                 [policies.LatestN(keep), policies.CustomSteps(keep_steps)]),
             create=True, cleanup_tmp_directories=True),
-        item_names=("state", "network", "config"))
+        # Handlers known up front, so that a checkpoint's metadata reads before any restore.
+        item_handlers={"state": ocp.StandardCheckpointHandler(),
+                       "network": ocp.StandardCheckpointHandler(),
+                       "config": ocp.JsonCheckpointHandler()})
 
   def save(self, iteration: int, state, config) -> None:
     """Saves asynchronously; `close` (or the next save) waits for it."""
@@ -44,30 +56,120 @@ class Checkpointer:
         network=ocp.args.StandardSave(network),
         config=ocp.args.JsonSave(json.loads(config.to_json_best_effort()))))
 
-  def restore_latest(self, abstract_state):
+  def restore_latest(self, abstract_state, config=None):
     """The newest checkpoint that restores, or (None, 0) if there is none.
 
     Args:
       abstract_state: the TrainState's shapes, dtypes and shardings
         (jax.ShapeDtypeStruct leaves); arrays are restored straight into them.
+      config: the run's config, to name the keys where a mismatched checkpoint's differs.
 
     Returns:
       (state, iteration).
+
+    Raises:
+      CheckpointMismatch: the newest readable checkpoint does not fit `abstract_state`.
     """
     for step in sorted(self.manager.all_steps(), reverse=True):
+      try:
+        saved = self.manager.item_metadata(step)["state"]
+        difference = _difference(saved, abstract_state)
+      except Exception as e:  # pylint: disable=broad-exception-caught
+        self._set_aside(step, e)
+        continue
+      if difference:
+        raise CheckpointMismatch(
+            f"checkpoint {self.directory}/{step} does not fit this config ({difference}"
+            f"{_config_difference(self.directory, step, config)}): resume with the run's own "
+            f"config (saved in {self.directory}/{step}/config/metadata) or train in a new "
+            f"--workdir")
       try:
         restored = self.manager.restore(step, args=ocp.args.Composite(
             state=ocp.args.StandardRestore(abstract_state)))
         return restored["state"], step
       except Exception as e:  # pylint: disable=broad-exception-caught
-        first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        warnings.warn(f"checkpoint {self.directory}/{step} cannot be restored and is skipped "
-                      f"({type(e).__name__}: {first_line[:200]})")
+        self._set_aside(step, e)
     return None, 0
+
+  def _set_aside(self, step: int, error: Exception) -> None:
+    """Warns of a damaged checkpoint and moves it out of the way of new saves."""
+    from agz_jax.metrics import log  # pylint: disable=import-outside-toplevel
+    import jax  # pylint: disable=import-outside-toplevel
+    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    where = os.path.join(os.path.dirname(self.directory), "checkpoints_damaged", str(step))
+    message = (f"checkpoint {self.directory}/{step} cannot be restored and is skipped "
+               f"({type(error).__name__}: {first_line[:200]}); moved to {where}")
+    warnings.warn(message)
+    log("WARNING: " + message)
+    if jax.process_index() == 0:
+      os.makedirs(os.path.dirname(where), exist_ok=True)
+      if os.path.exists(where):
+        shutil.rmtree(where)
+      shutil.move(os.path.join(self.directory, str(step)), where)
+    self.manager.reload()
 
   def close(self) -> None:
     self.manager.wait_until_finished()
     self.manager.close()
+
+
+def _flat(tree) -> dict:
+  """{'a/b/0': leaf} of a pytree (dataclass fields, dict keys and indices alike)."""
+  import jax  # pylint: disable=import-outside-toplevel
+  flat = {}
+  for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+    names = [str(getattr(k, "name", getattr(k, "key", getattr(k, "idx", k)))) for k in path]
+    flat["/".join(names)] = leaf
+  return flat
+
+
+def _difference(saved, abstract_state) -> str:
+  """How a checkpoint's array metadata differs from the expected state ('' if it fits).
+
+  Raises:
+    ValueError: the metadata is unreadable (a damaged checkpoint).
+  """
+  saved = _flat(getattr(saved, "tree", saved))
+  if not saved:
+    raise ValueError("its array metadata is empty or unreadable")
+  wanted = _flat(abstract_state)
+  for name in sorted(set(saved) | set(wanted)):
+    if name not in saved:
+      return f"it has no {name}"
+    if name not in wanted:
+      return f"it has {name}, which this config's state has not"
+    have, want = tuple(saved[name].shape), tuple(wanted[name].shape)
+    if have != want:
+      return f"{name} has shape {have} there, {want} here"
+    if type(saved[name]).__name__ == "ArrayMetadata" and saved[name].dtype != wanted[name].dtype:
+      return f"{name} is {saved[name].dtype} there, {wanted[name].dtype} here"
+  return ""
+
+
+def _config_difference(directory: str, step: int, config) -> str:
+  """'; its config differs at model.channels (8 there, 16 here), ...' or ''."""
+  if config is None:
+    return ""
+  try:
+    with open(os.path.join(directory, str(step), "config", "metadata"), encoding="utf-8") as f:
+      saved = upgrade_config(json.load(f))
+  except (OSError, ValueError):
+    return ""
+
+  def flat(d, prefix=""):
+    for key, value in d.items():
+      if isinstance(value, dict):
+        yield from flat(value, f"{prefix}{key}.")
+      else:
+        yield f"{prefix}{key}", value
+
+  here, there = dict(flat(config.to_dict())), dict(flat(saved))
+  keys = [k for k in sorted(set(here) | set(there))
+          if here.get(k) != there.get(k) and k.split(".")[0] in ("model", "game")]
+  if not keys:
+    return ""
+  shown = ", ".join(f"{k} ({there.get(k)} there, {here.get(k)} here)" for k in keys[:4])
+  return f"; its config differs at {shown}"
 
 
 class Preemption:

@@ -87,7 +87,7 @@ def main(argv):
   if not flags.FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
     logging.set_verbosity(logging.WARNING)
   # Imported here so that multi-host start-up happens before JAX touches devices.
-  from agz_jax import parallel, training  # pylint: disable=import-outside-toplevel
+  from agz_jax import checkpoint, parallel, training  # pylint: disable=import-outside-toplevel
   config = _CONFIG.value
   if config.task not in training.TASKS:
     sys.exit(f"launch: config.task must be one of {', '.join(training.TASKS)}, "
@@ -96,8 +96,8 @@ def main(argv):
   parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
   try:
     training.train_and_evaluate(config, _WORKDIR.value)
-  except FileNotFoundError as e:  # missing data or checkpoint: say what to do, no traceback
-    sys.exit(f"launch: {e}")
+  except (FileNotFoundError, checkpoint.CheckpointMismatch) as e:
+    sys.exit(f"launch: {e}")  # missing data, another run's checkpoint: what to do, no traceback
 
 
 def run():

@@ -126,15 +126,45 @@ def test_sigterm_saves_and_stops(tmp_path):
   assert sorted(os.listdir(tmp_path / "checkpoints"), key=int) == ["0", str(step)]
 
 
-def test_broken_checkpoint_is_skipped_with_a_warning(tmp_path):
-  run(tmp_path, 2, "--config.checkpoint.every=1")
-  # Damage the newest checkpoint: truncate every file in it.
-  for root, _, files in os.walk(tmp_path / "checkpoints" / "2"):
+def _damage(folder, which):
+  """Truncates every file of a checkpoint folder, or only its array data ('half written')."""
+  for root, _, files in os.walk(folder):
     for f in files:
-      open(os.path.join(root, f), "wb").close()
-  proc = run(tmp_path, 3)
+      path = os.path.join(root, f)
+      if which == "all" or (os.sep + "d" + os.sep in path and os.path.getsize(path) > 100):
+        with open(path, "r+b") as handle:
+          handle.truncate(0 if which == "all" else os.path.getsize(path) // 2)
+
+
+@pytest.mark.parametrize("which", ["all", "data"])
+def test_damaged_checkpoint_is_skipped_and_set_aside(tmp_path, which):
+  run(tmp_path, 2, "--config.checkpoint.every=1")
+  _damage(tmp_path / "checkpoints" / "2", which)
+  proc = run(tmp_path, 3, "--config.checkpoint.every=1", "--config.checkpoint.keep=5")
   assert "checkpoint" in proc.stderr and "cannot be restored and is skipped" in proc.stderr
+  assert "WARNING: checkpoint" in proc.stdout  # in the progress log too, not only in warnings
   assert "resumed from the checkpoint of iteration 1" in proc.stdout
+  # Moved out of the way: the run saved its own iterations 2 and 3 in their place.
+  assert os.listdir(tmp_path / "checkpoints_damaged") == ["2"]
+  assert {"2", "3"} <= set(os.listdir(tmp_path / "checkpoints"))
+  saved_params(tmp_path, 2)  # readable again
+
+
+def test_checkpoint_of_another_network_stops_the_run(tmp_path):
+  run(tmp_path, 1)
+  before = saved_params(tmp_path, 0)
+  proc = subprocess.run(launch_cmd(tmp_path, 2, "--config.model.channels=16"), cwd=REPO,
+                        capture_output=True, text=True, timeout=300)
+  assert proc.returncode != 0
+  last = proc.stderr.strip().splitlines()[-1]
+  assert last.startswith("launch: checkpoint ") and "does not fit this config" in last, last
+  assert "model.channels (8 there, 16 here)" in last and "new --workdir" in last
+  assert "Traceback" not in proc.stderr
+  # Nothing of the old run is touched.
+  assert sorted(os.listdir(tmp_path / "checkpoints"), key=int) == ["0", "1"]
+  assert not os.path.exists(tmp_path / "checkpoints_damaged")
+  for a, b in zip(before, saved_params(tmp_path, 0), strict=True):
+    np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("args, message", [

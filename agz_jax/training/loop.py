@@ -81,7 +81,11 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str):
   """
   os.makedirs(workdir, exist_ok=True)
   ckpt = checkpoint.Checkpointer(workdir, keep=config.checkpoint.keep, keep_steps=task.keep_steps)
-  state, start = ckpt.restore_latest(task.abstract_state)
+  try:
+    state, start = ckpt.restore_latest(task.abstract_state, config)
+  except checkpoint.CheckpointMismatch:
+    ckpt.close()  # nothing of this run is touched: another run's checkpoints stay as they are
+    raise
   if state is None:
     state, start = task.init(config.seed), 0
     if task.save_initial:
