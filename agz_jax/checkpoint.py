@@ -113,14 +113,11 @@ class Checkpointer:
     self.manager.close()
 
 
-def _flat(tree) -> dict:
+def _flat(tree, separator: str = "/") -> dict:
   """{'a/b/0': leaf} of a pytree (dataclass fields, dict keys and indices alike)."""
   import jax  # pylint: disable=import-outside-toplevel
-  flat = {}
-  for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
-    names = [str(getattr(k, "name", getattr(k, "key", getattr(k, "idx", k)))) for k in path]
-    flat["/".join(names)] = leaf
-  return flat
+  return {jax.tree_util.keystr(path, simple=True, separator=separator): leaf
+          for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]}
 
 
 def _difference(saved, abstract_state) -> str:
@@ -155,15 +152,7 @@ def _config_difference(directory: str, step: int, config) -> str:
       saved = upgrade_config(json.load(f))
   except (OSError, ValueError):
     return ""
-
-  def flat(d, prefix=""):
-    for key, value in d.items():
-      if isinstance(value, dict):
-        yield from flat(value, f"{prefix}{key}.")
-      else:
-        yield f"{prefix}{key}", value
-
-  here, there = dict(flat(config.to_dict())), dict(flat(saved))
+  here, there = _flat(config.to_dict(), "."), _flat(saved, ".")
   keys = [k for k in sorted(set(here) | set(there))
           if here.get(k) != there.get(k) and k.split(".")[0] in ("model", "game")]
   if not keys:

@@ -24,7 +24,7 @@ COLOURS = {"b": go.BLACK, "black": go.BLACK, "w": go.WHITE, "white": go.WHITE}
 # A longer line is refused whole (its id, if any, is still echoed).
 MAX_LINE_BYTES = 65536
 # Numbers are ASCII decimals, as in GTP's grammar ("٩" or "²" is not a digit here).
-INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 
 
@@ -75,7 +75,7 @@ def _shown(text: str) -> str:
 
 def integer(text: str, what: str, low: int, high: int) -> int:
   """An ASCII decimal integer argument from `low` to `high`; `what` names it in errors."""
-  if not INTEGER.fullmatch(text) or not low <= int(text) <= high:
+  if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
     raise GtpError(f"syntax error: {what} must be an integer from {low} to {high}, "
                    f"got {_shown(text)}")
   return int(text)
@@ -171,22 +171,21 @@ class LineReader:
 
   def readline(self) -> str | None:
     self.truncated = False
-    while True:
-      while self._dropping:
-        if self._drop_rest():
-          self._dropping = False
-        else:
-          self._fill(None)
-      while b"\n" not in self._buffer and not self._eof and len(self._buffer) <= MAX_LINE_BYTES:
+    while self._dropping:
+      if self._drop_rest():
+        self._dropping = False
+      else:
         self._fill(None)
-      if not self._buffer:
-        return None
-      line, sep, rest = self._buffer.partition(b"\n")
-      if len(line) > MAX_LINE_BYTES:
-        self._buffer, self._dropping, self.truncated = line[MAX_LINE_BYTES:] + sep + rest, True, True
-        return line[:MAX_LINE_BYTES].decode("utf-8", errors="replace")
-      self._buffer = rest
-      return (line + sep).decode("utf-8", errors="replace")
+    while b"\n" not in self._buffer and not self._eof and len(self._buffer) <= MAX_LINE_BYTES:
+      self._fill(None)
+    if not self._buffer:
+      return None
+    line, sep, rest = self._buffer.partition(b"\n")
+    if len(line) > MAX_LINE_BYTES:
+      self._buffer, self._dropping, self.truncated = line[MAX_LINE_BYTES:] + sep + rest, True, True
+      return line[:MAX_LINE_BYTES].decode("utf-8", errors="replace")
+    self._buffer = rest
+    return (line + sep).decode("utf-8", errors="replace")
 
   def waiting(self, timeout: float = 0.0) -> bool:
     if b"\n" not in self._buffer and not self._eof:
