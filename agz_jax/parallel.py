@@ -41,12 +41,14 @@ def use_cpu_devices(count: int) -> None:
   accelerator a single device leaves the other cores idle while the network
   runs; with one device per core, games and minibatches are split over the
   cores like over the chips of a pod. It changes nothing where an accelerator
-  is the default backend, and nothing when XLA_FLAGS already sets a count (as
-  the tests do).
+  is the default backend, nothing when XLA_FLAGS already sets a count (as the
+  tests do), and nothing when called again with the count already set (a
+  notebook cell run twice).
   """
   if count < 1:
     raise ValueError(f"mesh.cpu_devices must be at least 1, got {count}")
-  if count == 1 or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+  if (count == 1 or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
+      or jax.config.jax_num_cpu_devices == count):
     return
   jax.config.update("jax_num_cpu_devices", count)
 

@@ -271,15 +271,14 @@ def _position(args, record, number: int | None, planes: dict, komi: float, max_m
   return cfg, state, last, f"{os.path.basename(args.sgf)}, move {number}"
 
 
-def _analyse(player, cfg: go.GoConfig, state: go.GoState):
+def _analyse(player, cfg: go.GoConfig, state: go.GoState, simulations: int):
   """(probabilities [A], value, subtitle, colour bar label, value name): the prior, or the
-  share of visits of a search of the player's simulations."""
-  simulations = player.simulations
+  share of visits of a search of `simulations` simulations."""
   if not simulations:
     prior, value = player.policy(cfg, state)
     return (prior, value, f"{player.name}: policy network prior over the legal moves",
             "prior probability (%)", "network value")
-  result = player.analyse(cfg, state)
+  result = player.analyse(cfg, state, simulations)
   visits = np.zeros(cfg.num_actions)
   for c in result["candidates"]:
     visits[c["action"]] = c["visits"]
@@ -287,6 +286,39 @@ def _analyse(player, cfg: go.GoConfig, state: go.GoState):
   return (visits / max(total, 1), result["value"],
           f"{player.name}: share of {total} search visits ({simulations} simulations)",
           "share of visits (%)", "search value")
+
+
+def picture(player, cfg: go.GoConfig, state: go.GoState, *, title: str,
+            last_move: int | None = None, simulations: int | None = None,
+            out: str) -> list[Label]:
+  """Draws a position with a network player's prior, or its search's share of visits.
+
+  Args:
+    player: a players.SearchPlayer or PolicyPlayer.
+    cfg, state: the position (cfg's planes must be the player's).
+    title: names the position; ': Black to play' (or White) is added.
+    last_move: the action that led here, ringed on the board (None: no ring).
+    simulations: the search shown (0: the prior; default: the player's simulations).
+    out: path of the PNG.
+
+  Returns:
+    The labelled moves (top_moves).
+  """
+  from agz_jax import players  # pylint: disable=import-outside-toplevel
+  simulations = player.simulations if simulations is None else simulations
+  probabilities, value, subtitle, scale, value_name = _analyse(player, cfg, state, simulations)
+  to_play = int(state.to_play)
+  last_text = "" if last_move is None else f"last move {go.action_to_gtp(cfg, last_move)} · "
+  if player.has_value:
+    judged = (f"{value_name} for {_colour_name(to_play)}: {value:+.3f}, win rate "
+              f"{100 * players.win_rate(value):.1f}%")
+  else:
+    judged = "a policy network alone: no value"
+  caption = f"{judged}\n{last_text}pass {percent(probabilities[-1])} · komi {cfg.komi:g}"
+  position = Position(board=np.asarray(state.board).reshape(cfg.size, cfg.size),
+                      last_move=last_move, title=f"{title}: {_colour_name(to_play)} to play")
+  return draw(position, probabilities, subtitle=subtitle, caption=caption, scale_label=scale,
+              out=out)
 
 
 def main(argv=None):
@@ -337,19 +369,7 @@ def main(argv=None):
 
   cfg, state, last, title = _position(args, record, number, player.planes, game.komi,
                                       game.max_moves)
-  probabilities, value, subtitle, scale, value_name = _analyse(player, cfg, state)
-  to_play = int(state.to_play)
-  last_text = "" if last is None else f"last move {go.action_to_gtp(cfg, last)} · "
-  if player.has_value:
-    judged = (f"{value_name} for {_colour_name(to_play)}: {value:+.3f}, win rate "
-              f"{100 * players.win_rate(value):.1f}%")
-  else:
-    judged = "a policy network alone: no value"
-  caption = f"{judged}\n{last_text}pass {percent(probabilities[-1])} · komi {cfg.komi:g}"
-  position = Position(board=np.asarray(state.board).reshape(size, size), last_move=last,
-                      title=f"{title}: {_colour_name(to_play)} to play")
-  draw(position, probabilities, subtitle=subtitle, caption=caption, scale_label=scale,
-       out=args.out)
+  picture(player, cfg, state, title=title, last_move=last, out=args.out)
   print(args.out)
 
 

@@ -254,3 +254,14 @@ def test_sigterm_on_one_process_stops_every_process(tmp_path, reference):
   progress = [l.split()[1] for l in stdout[0].splitlines() if l.startswith("it ")]
   assert progress == [f"{it}/5" for it in range(1, stopped + 1)]
   assert sorted(os.listdir(workdir / "checkpoints"), key=int) == ["0", str(stopped)]
+
+
+def test_cpu_devices_set_again_with_the_same_count_change_nothing():
+  # A notebook cell that splits the CPU may run twice, after JAX has its devices.
+  code = ("import jax; from agz_jax import parallel; parallel.use_cpu_devices(2); "
+          "n = jax.device_count(); parallel.use_cpu_devices(2); print(n, jax.device_count())")
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  proc = subprocess.run([sys.executable, "-c", code], env=dict(env, JAX_PLATFORMS="cpu"),
+                        capture_output=True, text=True, timeout=120)
+  assert proc.returncode == 0, proc.stderr
+  assert proc.stdout.split() == ["2", "2"]

@@ -22,13 +22,20 @@ def make_task(config: ml_collections.ConfigDict) -> Task:
   return TASKS[config.task](config)
 
 
-def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str):
+def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str, *,
+                       progress: loop.Progress | None = None):
   """Trains the task `config.task` names, resuming from the newest good checkpoint in `workdir`.
+
+  Args:
+    config: the run's config.
+    workdir: where checkpoints and metrics go (and are resumed from).
+    progress: called as progress(step, total, lines) at every reported step
+      instead of printing its progress lines (a notebook's progress bar).
 
   Returns:
     The final training state.
   """
-  return loop.run(make_task(config), config, workdir)
+  return loop.run(make_task(config), config, workdir, progress=progress)
 
 
 __all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "sl_policy",

@@ -11,6 +11,7 @@ intact.
 
 import os
 import time
+from typing import Callable
 
 import jax
 import ml_collections
@@ -18,6 +19,9 @@ import numpy as np
 
 from agz_jax import checkpoint, parallel
 from agz_jax.metrics import MetricWriter, check_finite, log
+
+# progress(step, total, lines): what a reported step shows, instead of printing it.
+Progress = Callable[[int, int, list[str]], None]
 
 
 class Task:
@@ -73,8 +77,17 @@ class Task:
     """Called once when the run stops, however it stops."""
 
 
-def run(task: Task, config: ml_collections.ConfigDict, workdir: str):
+def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
+        progress: Progress | None = None):
   """Trains `task` from its config, resuming from the latest good checkpoint in `workdir`.
+
+  Args:
+    task: the task.
+    config: the run's config.
+    workdir: checkpoints and metrics.
+    progress: called as progress(step, total, lines) at every reported step,
+      with that step's progress lines, instead of printing them (a notebook's
+      progress bar); None prints them.
 
   Returns:
     The final state.
@@ -111,8 +124,12 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str):
         metrics[f"seconds_per_{task.unit}"] = seconds
         state, metrics = task.report(i, state, metrics)
         writer.write(i, metrics)
-        for line in task.lines(i, metrics, seconds, clock.eta(i, task.total), compiling):
-          log(line)
+        lines = task.lines(i, metrics, seconds, clock.eta(i, task.total), compiling)
+        if progress is None:
+          for line in lines:
+            log(line)
+        elif jax.process_index() == 0:
+          progress(i, task.total, lines)
       if checkpoint.save_if_due(ckpt, preemption, i, state, config, due=saving, unit=task.unit):
         break
       if reported or i == start + 1:
