@@ -21,21 +21,21 @@ game's legal mask (empty, not suicide, not a positional-superko repeat); inside 
 superko is ignored.
 
 Ladder reading, read(board, C, escaper e): C is a chain of colour e with exactly one liberty and e
-is to move; the chaser is h = -e; at most 2 * size rounds.  A round is:
+is to move; the chaser is h = -e.  Read the plain way, as a game: e tries every move that could
+save C, its liberty and the last liberty of every h chain next to C that is in atari; a try
+works if it is not suicide and C then has 3 or more liberties, or exactly 2 and no atari of h
+works.  h tries both liberties of C; an atari works if it is not suicide, leaves C one
+liberty, and no try of e then works.  C is CAPTURED if no try of e works, else ESCAPED.  At most
+2 * size moves of e are read on any line; deeper, the ladder counts as ESCAPED; so does a reading
+that has tried 64 * size moves, trying them in point order at every level.  Superko is
+ignored, but not simple ko: a play may not retake a ko (capture one stone with a lone stone
+that is then in atari) just made by the other side's previous play.
 
-  (E) e plays at C's only liberty a.  Suicide -> CAPTURED.  C := the chain of a; with L its
-      liberties: L <= 1 -> CAPTURED, L >= 3 -> ESCAPED, L == 2 -> go on to (H).
-  (H) with u < v the two liberties of C, val(x) is the number of empty points next to the union
-      of {x}, C and every e chain next to x, x itself not counted, on the current board.  h plays
-      at u if val(u) >= val(v), else at v.  Suicide -> ESCAPED.  If C then has 2 or more
-      liberties (h's play captured e stones next to C) -> ESCAPED, else the next round.
-
-Reading that runs out of rounds is ESCAPED.  Ladder capture at a legal point m: some O chain next
-to m has exactly 2 liberties, and after X's play at m it has one liberty and reading it (O to
-move) gives CAPTURED.  Ladder escape at a legal point m: some X chain next to m is in atari, and
-after X's play at m the chain G of m has 3 or more liberties, or exactly 2 and the reading
-started at step (H) of the first round (C = G, O to move) gives ESCAPED.  For the escape, X's play
-at m stands for step (E) of the first round, so the reading has the same 2 * size rounds in all.
+Ladder capture at a legal point m: some O chain next to m has exactly 2 liberties, and after
+X's play at m it has one liberty and reading it (O to move) gives CAPTURED.  Ladder escape at a
+legal point m: some X chain next to m is in atari, and after X's play at m the chain G of m has 3
+or more liberties, or exactly 2 and no atari of O on G works (X's play at m counts as the first
+of X's 2 * size moves).
 """
 
 import os
@@ -160,68 +160,108 @@ def is_eye(board, neighbours, size, m, colour):
 # ---------------------------------------------------------------------------- ladders
 
 
-def read_ladder(board, neighbours, stone, max_rounds, start_at_chaser=False, stats=None):
+class _OutOfTries(Exception):
+  """The reading tried more moves than it may."""
+
+
+def read_ladder(board, neighbours, stone, max_rounds, start_at_chaser=False, stats=None,
+                max_tries=None):
   """Reads a ladder on the chain holding the stone at point `stone` (the escaper's colour is the
-  colour of that stone).
+  colour of that stone), the plain way: every escaper move and every atari, recursively.
 
   Args:
     board: the board (not modified).
     neighbours: neighbours_table(size).
     stone: a point of the chain C.  Unless start_at_chaser, C must have exactly one liberty and
       its owner is to move.
-    max_rounds: the most rounds read (2 * size).
-    start_at_chaser: begin at step (H) of the first round: C has exactly two liberties and the
-      chaser is to move.
-    stats: optional collections.Counter; counts readings ('reads'), their results and the rounds
-      each one reached ('rounds=K').
+    max_rounds: the most moves of the escaper read (2 * size); with start_at_chaser the move
+      just played counts as the first.
+    start_at_chaser: C has exactly two liberties and the chaser is to move.
+    max_tries: moves tried (in point order at every level) after which the reading counts as
+      ESCAPED (default 64 * size).
+    stats: optional collections.Counter; counts readings ('reads'), their results, the most
+      escaper moves on one line of each reading ('rounds=K') and the escaper's tries that
+      capture a chaser chain rather than extend ('capture tries').
 
   Returns:
     CAPTURED or ESCAPED.
   """
-  board = list(board)
   escaper = board[stone]
-  chaser = -escaper
-  result, rounds = ESCAPED, max_rounds
-  for round_number in range(1, max_rounds + 1):
-    if not (start_at_chaser and round_number == 1):
-      # (E) the escaper extends at C's only liberty.
-      _, liberties = chain_at(board, neighbours, stone)
-      assert len(liberties) == 1, liberties
-      (a,) = liberties
-      played = play_stone(board, neighbours, escaper, a)
-      if played is None:
-        result, rounds = CAPTURED, round_number
-        break
-      board = played[0]
-      stone = a
-      _, liberties = chain_at(board, neighbours, stone)
-      if len(liberties) <= 1:
-        result, rounds = CAPTURED, round_number
-        break
-      if len(liberties) >= 3:
-        result, rounds = ESCAPED, round_number
-        break
-    # (H) the chaser ataris C on the liberty that would leave the escaper more room.
-    stones, liberties = chain_at(board, neighbours, stone)
-    assert len(liberties) == 2, liberties
-    u, v = sorted(liberties)
-    if merged_liberties(board, neighbours, u, stones) >= merged_liberties(board, neighbours, v, stones):
-      target = u
-    else:
-      target = v
-    played = play_stone(board, neighbours, chaser, target)
+  deepest = [0]
+  tries = [0]
+  if max_tries is None:
+    max_tries = 64 * int(round(len(board) ** 0.5))
+
+  def escaper_moves(position):
+    """The escaper's tries: C's liberty and the last liberty of each chaser chain in atari
+    next to C."""
+    stones, liberties = chain_at(position, neighbours, stone)
+    tries = set(liberties)
+    for q in {r for s in stones for r in neighbours[s] if position[r] == -escaper}:
+      _, chaser_liberties = chain_at(position, neighbours, q)
+      if len(chaser_liberties) == 1:
+        tries |= chaser_liberties
+    return sorted(tries)
+
+  def play(position, colour, x, ko):
+    """(the position after the play, the ko point it makes), or None for suicide or ko."""
+    if x == ko:
+      return None
+    tries[0] += 1
+    if tries[0] > max_tries:
+      raise _OutOfTries
+    played = play_stone(position, neighbours, colour, x)
     if played is None:
-      result, rounds = ESCAPED, round_number
-      break
-    board = played[0]
-    _, liberties = chain_at(board, neighbours, stone)
-    if len(liberties) >= 2:
-      result, rounds = ESCAPED, round_number
-      break
+      return None
+    after, captured = played
+    taken = [q for q in neighbours[x] if position[q] == -colour and after[q] == EMPTY]
+    stones, liberties = chain_at(after, neighbours, x)
+    if captured == 1 and len(stones) == 1 and liberties == set(taken):
+      return after, taken[0]
+    return after, None
+
+  def escaper_to_move(position, moves_made, ko):
+    """The escaper, in atari, to move: ESCAPED if some move of its works."""
+    if moves_made >= max_rounds:
+      return ESCAPED
+    deepest[0] = max(deepest[0], moves_made + 1)
+    liberty = chain_at(position, neighbours, stone)[1]
+    for x in escaper_moves(position):
+      played = play(position, escaper, x, ko)
+      if played is None:
+        continue
+      if stats is not None and x not in liberty:
+        stats["capture tries"] += 1
+      liberties = len(chain_at(played[0], neighbours, stone)[1])
+      if liberties >= 3:
+        return ESCAPED
+      if liberties == 2 and chaser_to_move(played[0], moves_made + 1, played[1]) == ESCAPED:
+        return ESCAPED
+    return CAPTURED
+
+  def chaser_to_move(position, moves_made, ko):
+    """The chaser to move, C with two liberties: CAPTURED if some atari works."""
+    for x in sorted(chain_at(position, neighbours, stone)[1]):
+      played = play(position, -escaper, x, ko)
+      if played is None or len(chain_at(played[0], neighbours, stone)[1]) >= 2:
+        continue
+      if escaper_to_move(played[0], moves_made, played[1]) == CAPTURED:
+        return CAPTURED
+    return ESCAPED
+
+  board = list(board)
+  try:
+    if start_at_chaser:
+      deepest[0] = 1
+      result = chaser_to_move(board, 1, None)
+    else:
+      result = escaper_to_move(board, 0, None)
+  except _OutOfTries:
+    result = ESCAPED
   if stats is not None:
     stats["reads"] += 1
     stats[result] += 1
-    stats[f"rounds={rounds}"] += 1
+    stats[f"rounds={deepest[0]}"] += 1
   return result
 
 

@@ -225,7 +225,24 @@ def test_ladder_that_ends_by_capturing_a_chaser_stone():
   text = _with(_with(LADDER, "B5", "O"), "C6", "O")
   planes = _planes(_position(text))
   assert "E5" not in planes[LADDER_CAPTURE]
-  assert "E5" in _planes(_position(_with(LADDER, "B5", "O")))[LADDER_CAPTURE]
+
+
+def test_escaper_breaks_the_ladder_by_capturing_a_chaser_stone():
+  # With white B5, black C5 falls into atari once white reaches C4 (black ataris at C3): white
+  # then captures C5 at C6 instead of extending, and escapes. Only a reader that lets the
+  # escaper capture sees it; without B5 the ladder works.
+  text = _with(LADDER, "B5", "O")
+  assert "E5" not in _planes(_position(text))[LADDER_CAPTURE]
+  assert "E5" in _planes(_position(LADDER))[LADDER_CAPTURE]
+  # White to play, D5 in atari after black E5: extending at D4 escapes, by the same capture.
+  assert _planes(_position(_with(text, "E5", "X"), to_play=go.WHITE))[LADDER_ESCAPE] == {"D4"}
+
+
+def test_capturing_a_chaser_stone_that_does_not_save_the_escaper():
+  # Black B6 and C2 as well: white still captures C5, but its stones are caught all the same.
+  text = _with(_with(_with(LADDER, "B5", "O"), "B6", "X"), "C2", "X")
+  assert "E5" in _planes(_position(text))[LADDER_CAPTURE]
+  assert _planes(_position(_with(text, "E5", "X"), to_play=go.WHITE))[LADDER_ESCAPE] == set()
 
 
 def test_ladder_along_the_edge():

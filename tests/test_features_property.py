@@ -63,6 +63,8 @@ RUNS = {
 # must last at least LONG_READ rounds, or the test could be checking little more than zeros.
 MIN_LADDER_POINTS = 25
 MIN_LONG_READS = 10
+# Escaper moves that capture a chaser chain in atari, tried by the reference's readings.
+MIN_CAPTURE_TRIES = 100
 LONG_READ = 5
 
 
@@ -150,10 +152,8 @@ ESCAPE_BREAKER_C3 = """
 """
 
 
-# Two 7x7 ladders read to the depth limit of 2 * 7 = 14 rounds, white (O) to play.  The O chain
-# of C1 (liberty D1) is captured in the 14th round, the last one read: extending at D1 is no
-# escape.  The O chain of B7 (liberty C7) would be captured only in the 15th round: the reading
-# stops undecided after 14 rounds, which counts as an escape.
+# Two 7x7 positions, white (O) to play, whose ladders take long readings with many branches
+# (O can capture X stones along the way); the random games also start from them.
 DEPTH_14 = """
     O O O X O . .
     . . . . . . .
@@ -216,21 +216,50 @@ def test_reference_ladder_escape():
 
 
 def test_reference_ladder_depth_limit():
-  for text, liberty, atari, rounds in ((DEPTH_14, "D1", "C2", 14), (DEPTH_15, "C7", "B6", 15)):
+  # X E4 starts the ladder to the top right: O is captured on its seventh move at the edge,
+  # so a reading that stops after six moves counts it as escaped.
+  ref = drawn(LADDER)
+  ref.play(vertex(9, "E4"))
+  stone = vertex(9, "E5")
+  assert read_ladder(ref.board, ref.neighbours, stone, 7) == "captured"
+  assert read_ladder(ref.board, ref.neighbours, stone, 6) == "escaped"
+  # So does one that runs out of tries first (the ladder needs more than 12).
+  assert read_ladder(ref.board, ref.neighbours, stone, 7, max_tries=12) == "escaped"
+
+
+CHASER_IN_ATARI = """
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . X . . . . .
+    . O X O X . . . .
+    . . . . X . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+"""
+
+CHASER_IN_ATARI_REFUTED = """
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . X . X . . . . .
+    . O X O X . . . .
+    . . . . X . . . .
+    . . . . . . . . .
+    . . X . . . . . .
+    . . . . . . . . .
+"""
+
+
+def test_reference_escaper_captures_a_chaser_stone():
+  # O D5 chased by X E5; with O B5, X C5 falls into atari once O reaches C4: O captures it
+  # (at C6) and escapes. With X B6 and C2 as well the capture is tried and fails.
+  for text, expected in ((CHASER_IN_ATARI, "escaped"), (CHASER_IN_ATARI_REFUTED, "captured")):
     ref = drawn(text, to_play=WHITE)
-    stone = vertex(7, {"D1": "C1", "C7": "B7"}[liberty])
-    # Read with a far limit (100 rounds), the ladder works in round `rounds`.
     stats = collections.Counter()
-    assert read_ladder(ref.board, ref.neighbours, stone, 100, stats=stats) == "captured"
-    assert stats[f"rounds={rounds}"] == 1
-    # With the real limit of 14 rounds only the shorter one is read out.
-    escaped = rounds > 14
-    assert (liberty in plane(ref, "ladder_escape")) == escaped
-    # X to play with one stone less: the atari on that point starts the same reading.
-    size, black, white = go.parse_board(text)
-    black.remove(vertex(7, atari))
-    ref = ReferenceGo(size, 7.5, 2 * size * size, black=black, white=white)
-    assert (atari in plane(ref, "ladder_capture")) == (not escaped)
+    assert read_ladder(ref.board, ref.neighbours, vertex(9, "D5"), 18, stats=stats) == expected
+    assert stats["capture tries"] >= 1
 
 
 ATARI = """
@@ -535,13 +564,15 @@ def test_alphago_planes_match_reference(size):
         f"(in {totals['positions with a ladder capture']} positions), "
         f"ladder escape points {totals['ladder escape points']} "
         f"(in {totals['positions with a ladder escape']} positions), "
-        f"{totals['reads']} ladder readings ({totals['captured']} captured, deepest {deepest} rounds), "
+        f"{totals['reads']} ladder readings ({totals['captured']} captured, deepest {deepest} rounds, "
+        f"{totals['capture tries']} escaper captures tried), "
         f"{time.time() - start:.1f}s")
   deep = sum(v for k, v in totals.items() if k.startswith("rounds=") and int(k[7:]) >= LONG_READ)
   full = SCALE >= 1  # a reduced run only has to meet each kind once
   assert totals["ladder capture points"] >= (MIN_LADDER_POINTS if full else 1), totals
   assert totals["ladder escape points"] >= (MIN_LADDER_POINTS if full else 1), totals
   assert deep >= (MIN_LONG_READS if full else 1), totals
+  assert totals["capture tries"] >= (MIN_CAPTURE_TRIES if full else 1), totals
 
 
 # X to play on 19x19: 18 O stones of two liberties each; an atari on any of them is a ladder

@@ -64,9 +64,9 @@ from agz_jax.go.state import BLACK, EMPTY, GoState
 # per position (with a minimum for the whole batch); more candidates take more
 # passes over the slots. Each pass reads in stages (_read_in_stages).
 LADDER_SLOTS = {"capture": (12, 32), "escape": (4, 12)}   # (per position, minimum)
-# (fraction of the slots, rounds read by the end of the stage): the first stage reads
+# (fraction of the slots, plays read by the end of the stage): the first stage reads
 # every candidate, the last repeats until all are decided (None: to the end).
-LADDER_STAGES = ((1.0, 1), (0.4, 3), (0.12, 8), (0.04, None))
+LADDER_STAGES = ((1.0, 2), (0.4, 6), (0.12, 16), (0.04, None))
 LADDER_STAGE_MIN = 4
 
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
@@ -188,7 +188,7 @@ def _read_in_stages(cfg: GoConfig, readings: ladders.Reading) -> ladders.Reading
 
   def read_some(full: ladders.Reading, num: int, until: int) -> ladders.Reading:
     """Reads up to `num` undecided readings on to round `until`."""
-    open_ = (full.status == ladders.UNDECIDED) & (full.rounds < until)
+    open_ = (full.status == ladders.UNDECIDED) & (full.steps < until)
     pick = jnp.nonzero(open_, size=num, fill_value=total)[0]
     taken = pick < total
     part = jax.tree.map(lambda x: x[jnp.minimum(pick, total - 1)], full)
@@ -201,9 +201,9 @@ def _read_in_stages(cfg: GoConfig, readings: ladders.Reading) -> ladders.Reading
   for fraction, until in middle:
     readings = read_some(readings, min(total, max(LADDER_STAGE_MIN, int(fraction * total))), until)
   num = min(total, max(LADDER_STAGE_MIN, int(last_fraction * total)))
-  end = ladders.max_rounds(cfg)
+  end = ladders.max_steps(cfg)
   return jax.lax.while_loop(
-      lambda r: jnp.any((r.status == ladders.UNDECIDED) & (r.rounds < end)),
+      lambda r: jnp.any((r.status == ladders.UNDECIDED) & (r.steps < end)),
       lambda r: read_some(r, num, end), readings)
 
 
@@ -235,11 +235,11 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
       chased = target[b, move, k]
       libs = ladders.liberties(cfg, board2, names2, chased[None])[0]
       status = jnp.where(used & legal & (libs == 1), ladders.UNDECIDED, ladders.ESCAPED)
-      return ladders.start(board2, names2, chased, -mover, True, status)
+      return ladders.start(cfg, board2, names2, chased, -mover, False, status)
     libs = ladders.liberties(cfg, board2, names2, move[None])[0]
     status = jnp.where(~used | ~legal | (libs <= 1), ladders.CAPTURED,
                        jnp.where(libs >= 3, ladders.ESCAPED, ladders.UNDECIDED))
-    return ladders.start(board2, names2, move, mover, False, status)
+    return ladders.start(cfg, board2, names2, move, mover, True, status)
 
   kinds = []
   for name, mask in (("capture", capture), ("escape", escape)):

@@ -306,6 +306,29 @@ def step(cfg: GoConfig, state: GoState, action) -> GoState:
   return _tree_where(state.terminated, state, after)
 
 
+def liberty_range(cfg: GoConfig, board: jnp.ndarray, chain: jnp.ndarray):
+  """The smallest and the largest liberty of every chain, by chain name.
+
+  Args:
+    board: [P] int32. chain: [P] int32 chain names (P on empty points).
+
+  Returns:
+    ([P + 1], [P + 1]) int32: equal for a chain in atari; P and -1 for a
+    chain without liberties and for names no chain has (index P collects the
+    empty points).
+  """
+  p = cfg.num_points
+  nbrs = jnp.asarray(neighbour_table(cfg.size))                                # [P, 4]
+  # Gathers and scatters of one column each: XLA on CPU runs those far faster
+  # than multi-column ones.
+  empty_nbr = jnp.append(board, 2)[nbrs] == EMPTY                              # [P, 4]
+  lib_min = jax.ops.segment_min(jnp.min(jnp.where(empty_nbr, nbrs, p), axis=1), chain,
+                                num_segments=p + 1)
+  lib_max = jax.ops.segment_max(jnp.max(jnp.where(empty_nbr, nbrs, -1), axis=1), chain,
+                                num_segments=p + 1)
+  return lib_min, lib_max
+
+
 def legal_actions(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   """Which actions the player to move may take.
 
@@ -321,16 +344,9 @@ def legal_actions(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   board = state.board.astype(jnp.int32)
   chain = state.chain.astype(jnp.int32)
   nbrs = jnp.asarray(neighbour_table(cfg.size))                              # [P, 4]
-  # Gathers and scatters of one column each: XLA on CPU runs those far faster
-  # than multi-column ones.
-  empty_nbr = jnp.append(board, 2)[nbrs] == EMPTY                              # [P, 4]
 
-  # Per chain (indexed by its name, P collects the empty points): smallest and
-  # largest liberty, equal iff the chain is in atari, and its hash.
-  lib_min = jax.ops.segment_min(jnp.min(jnp.where(empty_nbr, nbrs, p), axis=1), chain,
-                                num_segments=p + 1)
-  lib_max = jax.ops.segment_max(jnp.max(jnp.where(empty_nbr, nbrs, -1), axis=1), chain,
-                                num_segments=p + 1)
+  # Per chain: in atari or not, and its hash.
+  lib_min, lib_max = liberty_range(cfg, board, chain)
   in_atari = lib_min == lib_max
   stone_keys = _board_keys(cfg, board)                                         # [P, 2]
   chain_hash = [jax.ops.segment_sum(stone_keys[:, w], chain, num_segments=p + 1) for w in (0, 1)]
