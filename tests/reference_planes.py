@@ -27,7 +27,9 @@ works if it is not suicide and C then has 3 or more liberties, or exactly 2 and 
 works.  h tries both liberties of C; an atari works if it is not suicide, leaves C one
 liberty, and no try of e then works.  C is CAPTURED if no try of e works, else ESCAPED.  At most
 2 * size moves of e are read on any line; deeper, the ladder counts as ESCAPED; so does a reading
-that has tried 64 * size moves, trying them in point order at every level.  Superko is
+that has tried 64 * size moves, e's in point order, h's atari on the liberty x with the larger
+val(x) first (the smaller point on a tie), val(x) being the number of empty points next to {x},
+C and every e chain next to x, x itself not counted.  Superko is
 ignored, but not simple ko: a play may not retake a ko (capture one stone with a lone stone
 that is then in atari) just made by the other side's previous play.
 
@@ -177,8 +179,7 @@ def read_ladder(board, neighbours, stone, max_rounds, start_at_chaser=False, sta
     max_rounds: the most moves of the escaper read (2 * size); with start_at_chaser the move
       just played counts as the first.
     start_at_chaser: C has exactly two liberties and the chaser is to move.
-    max_tries: moves tried (in point order at every level) after which the reading counts as
-      ESCAPED (default 64 * size).
+    max_tries: moves tried after which the reading counts as ESCAPED (default 64 * size).
     stats: optional collections.Counter; counts readings ('reads'), their results, the most
       escaper moves on one line of each reading ('rounds=K') and the escaper's tries that
       capture a chaser chain rather than extend ('capture tries').
@@ -241,7 +242,11 @@ def read_ladder(board, neighbours, stone, max_rounds, start_at_chaser=False, sta
 
   def chaser_to_move(position, moves_made, ko):
     """The chaser to move, C with two liberties: CAPTURED if some atari works."""
-    for x in sorted(chain_at(position, neighbours, stone)[1]):
+    stones, liberties = chain_at(position, neighbours, stone)
+    u, v = sorted(liberties)
+    first = u if merged_liberties(position, neighbours, u, stones) >= merged_liberties(
+        position, neighbours, v, stones) else v
+    for x in (first, u + v - first):
       played = play(position, -escaper, x, ko)
       if played is None or len(chain_at(played[0], neighbours, stone)[1]) >= 2:
         continue

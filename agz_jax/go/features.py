@@ -40,7 +40,7 @@ empty point whose on-board neighbours are all X stones, with fewer than two
 "defects": O stones on its diagonals, plus one if the point is on the edge.
 Ladders are read by `agz_jax.go.ladders` (the rules are in its docstring). A
 candidate is a move and an adjacent target chain; every candidate is read, the
-candidates of a whole batch sharing LADDER_SLOTS reading slots per position.
+candidates of a whole batch on LADDER_LANES reading lanes per position.
 
 Where the feature-design source article differs: its simplified table lists 16
 planes of black/white history instead of turns since, liberties of 1-4 per
@@ -60,14 +60,17 @@ from agz_jax.go.config import GoConfig
 from agz_jax.go.rules import legal_actions, neighbour_table
 from agz_jax.go.state import BLACK, EMPTY, GoState
 
-# Reading slots for the ladder candidates of a batch of B positions: LADDER_SLOTS
-# per position (with a minimum for the whole batch); more candidates take more
-# passes over the slots. Each pass reads in stages (_read_in_stages).
-LADDER_SLOTS = {"capture": (12, 32), "escape": (4, 12)}   # (per position, minimum)
-# (fraction of the slots, plays read by the end of the stage): the first stage reads
-# every candidate, the last repeats until all are decided (None: to the end).
-LADDER_STAGES = ((1.0, 2), (0.4, 6), (0.12, 16), (0.04, None))
-LADDER_STAGE_MIN = 4
+# Ladder readings in progress at once, per position of a batch. The loop takes
+# about (moves tried) / lanes steps plus the longest reading. On a CPU its cost
+# is lanes times steps, so few lanes are cheapest (measured: bench/features_speed.py);
+# an accelerator runs the lanes side by side, so there more lanes cost little
+# (not yet measured).
+LADDER_LANES = {"cpu": 0.125, "accelerator": 2.0}
+
+
+def _ladder_lanes(num_boards: int) -> int:
+  per_position = LADDER_LANES["cpu" if jax.default_backend() == "cpu" else "accelerator"]
+  return max(1, int(per_position * num_boards))
 
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
@@ -174,46 +177,11 @@ def _turns_since(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   return jnp.where(jnp.any(changed, axis=0), jnp.argmax(changed, axis=0) + 1, 8)
 
 
-def _read_in_stages(cfg: GoConfig, readings: ladders.Reading) -> ladders.Reading:
-  """Reads a batch of ladders to the end, on fewer slots at each stage.
-
-  A batched loop costs as much as its longest reading times its slots; most
-  readings end in a round or two, so after the first stage only the undecided
-  readings are read on, a limited number at a time, for more rounds. The last
-  stage repeats until every reading is decided, so the result never depends on
-  how many readings there were.
-  """
-  total = readings.status.shape[0]
-  advance = jax.vmap(functools.partial(ladders.advance, cfg), in_axes=(0, None))
-
-  def read_some(full: ladders.Reading, num: int, until: int) -> ladders.Reading:
-    """Reads up to `num` undecided readings on to round `until`."""
-    open_ = (full.status == ladders.UNDECIDED) & (full.steps < until)
-    pick = jnp.nonzero(open_, size=num, fill_value=total)[0]
-    taken = pick < total
-    part = jax.tree.map(lambda x: x[jnp.minimum(pick, total - 1)], full)
-    part = advance(part._replace(status=jnp.where(taken, part.status, ladders.ESCAPED)), until)
-    index = jnp.where(taken, pick, total)
-    return jax.tree.map(lambda f, x: f.at[index].set(x, mode="drop"), full, part)
-
-  (_, first), *middle, (last_fraction, _) = LADDER_STAGES
-  readings = advance(readings, first)
-  for fraction, until in middle:
-    readings = read_some(readings, min(total, max(LADDER_STAGE_MIN, int(fraction * total))), until)
-  num = min(total, max(LADDER_STAGE_MIN, int(last_fraction * total)))
-  end = ladders.max_steps(cfg)
-  return jax.lax.while_loop(
-      lambda r: jnp.any((r.status == ladders.UNDECIDED) & (r.steps < end)),
-      lambda r: read_some(r, num, end), readings)
-
-
 def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
   """Ladder capture and escape planes of a batch of B positions.
 
-  The candidates of the whole batch share LADDER_SLOTS reading slots; when a
-  batch has more candidates, the rest are read in further rounds of the same
-  slots, so every candidate is read and the planes of a position never depend
-  on the rest of the batch.
+  The candidates of the whole batch are read together on LADDER_LANES lanes per
+  position (see `ladders.read`), so the planes of a position never depend on the rest of the batch.
 
   Args:
     cfg: the game's configuration.
@@ -226,57 +194,41 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     ([B, P] bool ladder capture, [B, P] bool ladder escape).
   """
   num_boards, p = board.shape
+  size = num_boards * p * 4
+  # The ladders to read, by candidate (b, move, direction) flattened: every capture
+  # candidate, then every escape candidate.
+  listed = [jnp.nonzero(mask.reshape(-1), size=size, fill_value=0)[0] for mask in (capture, escape)]
+  num_capture = jnp.sum(capture)
+  count = num_capture + jnp.sum(escape)
 
-  def candidate(flat, used, is_capture):
-    b, move, k = flat // (4 * p), flat // 4 % p, flat % 4
+  def which(i):
+    """Ladder i: is it a capture, its position, move and direction."""
+    is_capture = i < num_capture
+    j = jnp.where(is_capture, listed[0][jnp.minimum(i, size - 1)],
+                  listed[1][jnp.clip(i - num_capture, 0, size - 1)])
+    return is_capture, j // (4 * p), j // 4 % p, j % 4
+
+  def ladder_at(i):
+    is_capture, b, move, k = which(i)
     mover = me[b]
     board2, names2, legal = ladders.play(cfg, board[b], chain[b], move, mover)
-    if is_capture:
-      chased = target[b, move, k]
-      libs = ladders.liberties(cfg, board2, names2, chased[None])[0]
-      status = jnp.where(used & legal & (libs == 1), ladders.UNDECIDED, ladders.ESCAPED)
-      return ladders.start(cfg, board2, names2, chased, -mover, False, status)
-    libs = ladders.liberties(cfg, board2, names2, move[None])[0]
-    status = jnp.where(~used | ~legal | (libs <= 1), ladders.CAPTURED,
-                       jnp.where(libs >= 3, ladders.ESCAPED, ladders.UNDECIDED))
-    return ladders.start(cfg, board2, names2, move, mover, True, status)
+    chased = jnp.where(is_capture, target[b, move, k], move)
+    libs = ladders.liberties(cfg, board2, names2, names2[chased][None])[0]
+    capture_status = jnp.where(legal & (libs == 1), ladders.UNDECIDED, ladders.ESCAPED)
+    escape_status = jnp.where(~legal | (libs <= 1), ladders.CAPTURED,
+                              jnp.where(libs >= 3, ladders.ESCAPED, ladders.UNDECIDED))
+    return ladders.Ladder(board2, names2, chased, jnp.where(is_capture, -mover, mover),
+                          ~is_capture, jnp.where(is_capture, capture_status, escape_status))
 
-  kinds = []
-  for name, mask in (("capture", capture), ("escape", escape)):
-    per_position, minimum = LADDER_SLOTS[name]
-    flat_mask = mask.reshape(-1)
-    kinds.append((name, flat_mask, jnp.cumsum(flat_mask) - 1, jnp.sum(flat_mask),
-                  max(minimum, per_position * num_boards)))
-  no_plane = jnp.zeros(num_boards * (p + 1), bool)
-
-  def chunk(carry):
-    """Reads the i-th group of candidates of each kind."""
-    i, planes = carry
-    slots, readings = [], []
-    for name, flat_mask, rank, _, num in kinds:
-      mine = flat_mask & (rank >= i * num) & (rank < (i + 1) * num)
-      flat = jnp.nonzero(mine, size=num, fill_value=flat_mask.size)[0]
-      used = flat < flat_mask.size
-      flat = jnp.minimum(flat, flat_mask.size - 1)
-      slots.append((flat // (4 * p) * (p + 1) + flat // 4 % p, used))
-      readings.append(jax.vmap(functools.partial(candidate, is_capture=name == "capture"))(flat, used))
-    num_capture = readings[0].status.shape[0]
-    readings = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), *readings)
-    outcome = jax.vmap(ladders.outcome)(_read_in_stages(cfg, readings))
-    new = []
-    for plane, (where, used), works in (
-        (planes[0], slots[0], outcome[:num_capture] == ladders.CAPTURED),
-        (planes[1], slots[1], outcome[num_capture:] == ladders.ESCAPED)):
-      hits = jnp.where(used & works, where, num_boards * (p + 1))
-      new.append(plane.at[hits].set(True, mode="drop"))
-    return i + 1, tuple(new)
-
-  def more(carry):
-    i, _ = carry
-    return jnp.any(jnp.stack([i * num < count for _, _, _, count, num in kinds]))
-
-  _, planes = jax.lax.while_loop(more, chunk, (jnp.int32(0), (no_plane, no_plane)))
-  return tuple(plane.reshape(num_boards, p + 1)[:, :p] for plane in planes)
+  outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards))
+  is_capture, b, move, _ = jax.vmap(which)(jnp.arange(2 * size))
+  listed_here = jnp.arange(2 * size) < count
+  where = jnp.where(listed_here, b * (p + 1) + move, num_boards * (p + 1))
+  planes = []
+  for hit in (is_capture & (outcome == ladders.CAPTURED), ~is_capture & (outcome == ladders.ESCAPED)):
+    plane = jnp.zeros(num_boards * (p + 1), bool).at[jnp.where(hit, where, num_boards * (p + 1))]
+    planes.append(plane.set(True, mode="drop").reshape(num_boards, p + 1)[:, :p])
+  return tuple(planes)
 
 
 def _own_eyes(cfg: GoConfig, board: jnp.ndarray, me, nbr_colour: jnp.ndarray) -> jnp.ndarray:

@@ -13,45 +13,37 @@ is not: a play may not retake at once a ko the other side just took. An escaper
 that has moved `2 * size` times and is still in atari counts as escaped, and
 so does a reading not decided after `max_tries(cfg)` moves tried.
 
-The tree is searched depth first, in point order at every level, one move tried
-per loop step: the path from the root is kept as moves, with the next move to
-try at each level; after a move is refuted the board of the level above is
-rebuilt from the board saved every SAVE_EVERY levels (one replayed move per
-step), so a reading holds a few boards whatever its depth.
+The tree is searched depth first, one move tried per loop step, the escaper's
+moves in point order and the chaser's better atari first (on the liberty the
+escaper would gain more from by extending, the smaller point on a tie). The
+position at every level of the path is kept, so going back costs nothing.
+
+`read` reads any number of ladders on a fixed number of lanes: a lane whose
+ladder is decided takes the next one at once, so a few long readings do not
+hold up the rest, and the loop runs about (total moves tried) / lanes steps
+plus the longest reading.
 
 Chains on the copy are tracked by names, as in `GoState.chain`: a play renames
 the chains it joins after the new stone and removed chains lose their names, so
 the names stay exact without a flood fill (chains never split).
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from agz_jax.go.config import GoConfig
-from agz_jax.go.rules import liberty_range, neighbour_table
+from agz_jax.go.rules import liberty_range, neighbour_reduce, neighbour_table
 from agz_jax.go.state import EMPTY
 
 UNDECIDED, CAPTURED, ESCAPED = 0, 1, 2
 
 
 def dilate(cfg: GoConfig, mask: jnp.ndarray) -> jnp.ndarray:
-  """Points orthogonally next to some point of `mask`.
-
-  Args:
-    cfg: the game's configuration.
-    mask: [..., P] bool.
-
-  Returns:
-    [..., P] bool.
-  """
-  n = cfg.size
-  m = mask.reshape(mask.shape[:-1] + (n, n))
-  pad = [(0, 0)] * (m.ndim - 2) + [(1, 1), (1, 1)]
-  q = jnp.pad(m, pad)
-  near = q[..., :-2, 1:-1] | q[..., 2:, 1:-1] | q[..., 1:-1, :-2] | q[..., 1:-1, 2:]
-  return near.reshape(mask.shape)
+  """[..., P] bool: the points orthogonally next to some point of `mask` [..., P]."""
+  return neighbour_reduce(cfg, mask, False, jnp.logical_or)
 
 
 def liberties(cfg: GoConfig, board, names, chains) -> jnp.ndarray:
@@ -87,11 +79,14 @@ def play(cfg: GoConfig, board, names, x, colour):
   names = jnp.where(joined, x, names)
   board = jnp.where(at_x, colour, board).astype(board.dtype)
   enemy = jnp.where(nbr_colour == -colour, nbr_name, -1)
-  dead = (enemy >= 0) & (liberties(cfg, board, names, enemy) == 0)
+  breathing = dilate(cfg, board == EMPTY)                                      # [P]
+  alive = jnp.any((names[None, :] == enemy[:, None]) & breathing[None, :], axis=1)
+  dead = (enemy >= 0) & ~alive
   removed = jnp.any((names[:, None] == enemy[None, :]) & dead[None, :], axis=1)
   board = jnp.where(removed, EMPTY, board).astype(board.dtype)
   names = jnp.where(removed, p, names)
-  legal = liberties(cfg, board, names, x[None])[0] > 0
+  # A play that captures has the captured points for liberties.
+  legal = jnp.any(dead) | jnp.any((names == x) & breathing)
   return board, names, legal
 
 
@@ -105,81 +100,52 @@ def max_tries(cfg: GoConfig) -> int:
   return 64 * cfg.size
 
 
-def max_steps(cfg: GoConfig) -> int:
-  """Loop steps by which every reading is decided: each try is followed by at most
-  SAVE_EVERY - 1 replayed moves and one step going back."""
-  return (max_tries(cfg) + 1) * (SAVE_EVERY + 1) + _levels(cfg)
-
-
-# The board of every SAVE_EVERY-th level of the path is kept, so that going back
-# up the path replays at most SAVE_EVERY - 1 moves.
-SAVE_EVERY = 8
-
-
 def _levels(cfg: GoConfig) -> int:
   """The deepest path: the escaper's moves and the chaser's answers."""
   return 2 * max_escapes(cfg)
 
 
 class Reading(NamedTuple):
-  """One ladder being read, on its own copy of the board.
+  """One ladder being read, on its own copies of the board.
 
   Attributes:
-    saved_boards, saved_names: [S, P] int32, the position at levels 0,
-      SAVE_EVERY, 2 * SAVE_EVERY, ... of the path (level 0: where the reading starts).
-    board, names: [P] int32, the position at the current level of the path.
-    ko: [] int32, the point the player to move may not take back (P: none).
+    boards, names: [L, P] int32, the position at each level of the path
+      (level 0: where the reading starts).
+    kos: [L] int32, at each level the point the player to move may not take
+      back (P: none).
+    next_try: [L] int32, at each level what to try next: at the escaper's, the
+      smallest point still to try; at the chaser's, 0 (its first atari), 1 or 2 (none left).
+    level: [] int32, the current level of the path.
     stone: [] int32, a stone of the escaper's chain (the chain keeps it while it lives).
     escaper: [] int32, the escaper's colour.
     chaser_first: [] bool, the chaser moves at the root (the escaper has just
       moved, and that move counts as its first).
-    moves: [L] int32, the move played at each level of the path.
-    next_try: [L] int32, the smallest point still to try at each level.
-    level: [] int32, the current level of the path.
-    replay: [] int32, -1, or the next level of the path replayed to rebuild `board`.
     status: [] int32, UNDECIDED, CAPTURED or ESCAPED.
     tries: [] int32, moves tried so far.
-    steps: [] int32, loop steps so far (tries, replays and going back).
   """
 
-  saved_boards: jnp.ndarray
-  saved_names: jnp.ndarray
-  board: jnp.ndarray
+  boards: jnp.ndarray
   names: jnp.ndarray
-  ko: jnp.ndarray
+  kos: jnp.ndarray
+  next_try: jnp.ndarray
+  level: jnp.ndarray
   stone: jnp.ndarray
   escaper: jnp.ndarray
   chaser_first: jnp.ndarray
-  moves: jnp.ndarray
-  next_try: jnp.ndarray
-  level: jnp.ndarray
-  replay: jnp.ndarray
   status: jnp.ndarray
   tries: jnp.ndarray
-  steps: jnp.ndarray
 
 
-def start(cfg: GoConfig, board, names, stone, escaper, chaser_first, status) -> Reading:
-  """A reading of the ladder of the chain at `stone` (colour `escaper`).
+class Ladder(NamedTuple):
+  """Where a reading starts (see `Reading`): board and names [P], stone, escaper,
+  chaser_first, and status (UNDECIDED to read it at all, else its known outcome)."""
 
-  Args:
-    cfg: the game's configuration.
-    board, names: [P] the position (the chain has one liberty and the escaper
-      moves, or with `chaser_first` two liberties and the chaser moves).
-    stone: a point of the escaper's chain.
-    escaper: its colour.
-    chaser_first: who moves first.
-    status: UNDECIDED to read the ladder at all, else its known outcome.
-  """
-  as_int = lambda x: jnp.asarray(x, jnp.int32)
-  levels = _levels(cfg)
-  saves = -(-levels // SAVE_EVERY)
-  board, names = as_int(board), as_int(names)
-  saved = lambda x: jnp.zeros((saves,) + x.shape, jnp.int32).at[0].set(x)
-  return Reading(saved(board), saved(names), board, names, jnp.int32(cfg.num_points),
-                 as_int(stone), as_int(escaper), jnp.asarray(chaser_first, bool),
-                 jnp.zeros(levels, jnp.int32), jnp.zeros(levels, jnp.int32), jnp.int32(0),
-                 jnp.int32(-1), as_int(status), jnp.int32(0), jnp.int32(0))
+  board: jnp.ndarray
+  names: jnp.ndarray
+  stone: jnp.ndarray
+  escaper: jnp.ndarray
+  chaser_first: jnp.ndarray
+  status: jnp.ndarray
 
 
 def _escaper_moves(cfg: GoConfig, board, names, chain, escaper):
@@ -187,11 +153,21 @@ def _escaper_moves(cfg: GoConfig, board, names, chain, escaper):
   chaser chain next to it in atari."""
   p = cfg.num_points
   lib_min, lib_max = liberty_range(cfg, board, names)
-  in_atari = (lib_min == lib_max)[names] & (board == -escaper)                 # [P]
   next_to_chain = dilate(cfg, names == chain)
-  last_liberty = jnp.where(in_atari & next_to_chain, lib_min[names], p)
-  captures = jnp.zeros(p + 1, bool).at[last_liberty].set(True)[:p]
-  return captures | (next_to_chain & (board == EMPTY))
+  touching = jax.ops.segment_max((next_to_chain & (board == -escaper)).astype(jnp.int32), names,
+                                 num_segments=p + 1) > 0
+  # A chaser chain in atari has its last liberty next to each of its stones that has one.
+  in_atari = ((lib_min == lib_max) & touching)[names] & (board == -escaper)
+  return (board == EMPTY) & (dilate(cfg, in_atari) | next_to_chain)
+
+
+def _escape_value(cfg: GoConfig, board, names, chain, x, escaper):
+  """Liberties the escaper's chain would have after extending to x, x not counted, no captures."""
+  nbr_colour, nbr_name = _around(cfg, x, board, names)
+  own = jnp.where(nbr_colour == escaper, nbr_name, -1)
+  at_x = jnp.arange(cfg.num_points) == x
+  group = (names == chain) | jnp.any(names[:, None] == own[None, :], axis=1) | at_x
+  return jnp.sum(dilate(cfg, group) & (board == EMPTY) & ~at_x)
 
 
 def _ko_after(cfg: GoConfig, board, after, names_after, x, colour):
@@ -199,96 +175,136 @@ def _ko_after(cfg: GoConfig, board, after, names_after, x, colour):
   a lone stone whose only liberty is that point."""
   p = cfg.num_points
   taken = (board == -colour) & (after == EMPTY)
-  lone = jnp.sum(names_after == names_after[x]) == 1
-  ko = jnp.argmax(taken).astype(jnp.int32)
-  is_ko = (jnp.sum(taken) == 1) & lone & (liberties_of(cfg, after, names_after, names_after[x]) == 1)
-  return jnp.where(is_ko, ko, p)
+  nbr_colour, _ = _around(cfg, x, after, names_after)
+  is_ko = ((jnp.sum(taken) == 1) & jnp.all(nbr_colour != colour)
+           & (jnp.sum(nbr_colour == EMPTY) == 1))
+  return jnp.where(is_ko, jnp.argmax(taken).astype(jnp.int32), p)
 
 
-def advance(cfg: GoConfig, reading: Reading, until: int) -> Reading:
-  """Reads on until the ladder is decided or `until` loop steps have been taken."""
+def _step(cfg: GoConfig, r: Reading) -> Reading:
+  """One move tried by a reading (none once it is decided)."""
   p = cfg.num_points
   idx = jnp.arange(p)
   levels = _levels(cfg)
-  escaper = reading.escaper
+  escaper = r.escaper
+  active = r.status == UNDECIDED
 
   def escaper_at(level):
-    return (level % 2 == 0) != reading.chaser_first
+    return (level % 2 == 0) != r.chaser_first
 
   def escapes_before(level):
     """The escaper's moves on the path above an escaper level."""
-    return (level + reading.chaser_first.astype(jnp.int32)) // 2
+    return (level + r.chaser_first.astype(jnp.int32)) // 2
 
-  def rebuild(r: Reading, level) -> Reading:
-    """Goes back to `level` of the path: its board is replayed from the last saved one."""
-    base = level // SAVE_EVERY
-    return r._replace(level=level, board=r.saved_boards[base], names=r.saved_names[base],
-                      ko=jnp.int32(p), replay=jnp.where(level > base * SAVE_EVERY,
-                                                        base * SAVE_EVERY, -1))
+  k = r.level
+  board, names, ko, i = r.boards[k], r.names[k], r.kos[k], r.next_try[k]
+  mine = escaper_at(k)
+  chain = names[r.stone]
+  liberties = dilate(cfg, names == chain) & (board == EMPTY)
+  # The escaper tries its moves in point order; the chaser first the atari on the liberty
+  # the escaper would gain more from (the smaller point on a tie), then the other.
+  escapes = _escaper_moves(cfg, board, names, chain, escaper) & (idx != ko)
+  x_escaper = jnp.min(jnp.where(escapes & (idx >= i), idx, p))
+  u = jnp.min(jnp.where(liberties, idx, p))
+  v = jnp.max(jnp.where(liberties, idx, -1))
+  u_first = (_escape_value(cfg, board, names, chain, u, escaper)
+             >= _escape_value(cfg, board, names, chain, v, escaper))
+  x_chaser = jnp.where(i == 0, jnp.where(u_first, u, v), jnp.where(u_first, v, u))
+  x_chaser = jnp.where((i >= 2) | (x_chaser == ko), p, x_chaser)   # none left, or a ko
+  x = jnp.where(mine, x_escaper, x_chaser)
+  exhausted = active & jnp.where(mine, x >= p, i >= 2)
+  following = jnp.where(mine, x + 1, i + 1)          # next_try once x is done with
 
-  def replay_step(r: Reading) -> Reading:
-    j = r.replay
-    colour = jnp.where(escaper_at(j), escaper, -escaper)
-    board, names, _ = play(cfg, r.board, r.names, r.moves[j], colour)
-    ko = _ko_after(cfg, r.board, board, names, r.moves[j], colour)
-    return r._replace(board=board, names=names, ko=ko,
-                      replay=jnp.where(j + 1 >= r.level, -1, j + 1))
+  move = jnp.minimum(x, p - 1)
+  colour = jnp.where(mine, escaper, -escaper)
+  after, names_after, legal = play(cfg, board, names, move, colour)
+  count = liberties_of(cfg, after, names_after, names_after[r.stone])
 
-  def search_step(r: Reading) -> Reading:
-    k = r.level
-    mine = escaper_at(k)
-    chain = r.names[r.stone]
-    liberties = dilate(cfg, r.names == chain) & (r.board == EMPTY)
-    moves = jnp.where(mine, _escaper_moves(cfg, r.board, r.names, chain, escaper), liberties)
-    moves = moves & (idx != r.ko)
-    x = jnp.min(jnp.where(moves & (idx >= r.next_try[k]), idx, p))
-    exhausted = x >= p
-    colour = jnp.where(mine, escaper, -escaper)
-    x_ = jnp.minimum(x, p - 1)
-    board, names, legal = play(cfg, r.board, r.names, x_, colour)
-    count = liberties_of(cfg, board, names, names[r.stone])
-    # The escaper wins at once with three liberties; the chaser never wins at once.
-    wins = ~exhausted & legal & mine & (count >= 3)
-    deeper = ~exhausted & legal & jnp.where(
-        mine, count == 2, (count == 1) & (escapes_before(k + 1) < max_escapes(cfg)))
-
-    # A lost level: its parent has won, so the grandparent tries its next move.
-    root_wins = jnp.where(escaper_at(0), ESCAPED, CAPTURED)
-    root_loses = jnp.where(escaper_at(0), CAPTURED, ESCAPED)
-    status = jnp.where(exhausted & (k == 0), root_loses,
-                       jnp.where((exhausted & (k == 1)) | (wins & (k == 0)), root_wins, UNDECIDED))
-    tries = r.tries + (~exhausted).astype(jnp.int32)
-    status = jnp.where((status == UNDECIDED) & (tries > max_tries(cfg)), ESCAPED, status)
-    back = jnp.clip(jnp.where(exhausted, k - 2, k - 1), 0, levels - 1)
-    going_back = (exhausted | wins) & (status == UNDECIDED)
-    backed = rebuild(r, back)
-    backed = backed._replace(next_try=r.next_try.at[back].set(r.moves[back] + 1))
-    below = jnp.minimum(k + 1, levels - 1)
-    save = (below % SAVE_EVERY == 0) & (k + 1 < levels)
-    slot = below // SAVE_EVERY
-    pushed = r._replace(
-        board=board, names=names, level=k + 1, moves=r.moves.at[k].set(x),
-        ko=_ko_after(cfg, r.board, board, names, x_, colour),
-        next_try=r.next_try.at[below].set(0),
-        saved_boards=jnp.where(save, r.saved_boards.at[slot].set(board), r.saved_boards),
-        saved_names=jnp.where(save, r.saved_names.at[slot].set(names), r.saved_names))
-    skipped = r._replace(next_try=r.next_try.at[k].set(x + 1))
-    out = select(going_back, backed, select(deeper, pushed, skipped))
-    return out._replace(status=status, tries=tries)
-
-  def select(keep, a, b):
-    return jax.tree.map(lambda x, y: jnp.where(keep, x, y), a, b)
-
-  def body(r: Reading) -> Reading:
-    r = select(r.replay >= 0, replay_step(r), search_step(r))
-    return r._replace(steps=r.steps + 1)
-
-  def cond(r: Reading):
-    return (r.status == UNDECIDED) & (r.steps < until)
-
-  return jax.lax.while_loop(cond, body, reading)
+  # The escaper wins at once with three liberties; the chaser never wins at once.
+  tried = active & ~exhausted & (x < p)              # (not a ko atari skipped)
+  wins = tried & legal & mine & (count >= 3)
+  deeper = tried & legal & jnp.where(
+      mine, count == 2, (count == 1) & (escapes_before(k + 1) < max_escapes(cfg)))
+  # A lost level: its parent has won, so the grandparent tries its next move.
+  root_wins = jnp.where(escaper_at(0), ESCAPED, CAPTURED)
+  root_loses = jnp.where(escaper_at(0), CAPTURED, ESCAPED)
+  status = jnp.where(exhausted & (k == 0), root_loses,
+                     jnp.where((exhausted & (k == 1)) | (wins & (k == 0)), root_wins, r.status))
+  tries = r.tries + tried.astype(jnp.int32)
+  status = jnp.where((status == UNDECIDED) & (tries > max_tries(cfg)), ESCAPED, status)
+  going_back = (exhausted | wins) & (status == UNDECIDED)
+  back = jnp.clip(jnp.where(exhausted, k - 2, k - 1), 0, levels - 1)
+  below = jnp.minimum(k + 1, levels - 1)
+  keep = lambda new, old: jnp.where(deeper, new, old)
+  return r._replace(
+      boards=r.boards.at[below].set(keep(after, r.boards[below])),
+      names=r.names.at[below].set(keep(names_after, r.names[below])),
+      kos=r.kos.at[below].set(keep(_ko_after(cfg, board, after, names_after, move, colour),
+                                   r.kos[below])),
+      # (below is k itself at the last level: k's own update comes last)
+      next_try=r.next_try.at[below].set(keep(0, r.next_try[below]))
+               .at[k].set(jnp.where(active, following, i)),
+      level=jnp.where(going_back, back, jnp.where(deeper, k + 1, k)),
+      status=status, tries=tries)
 
 
-def outcome(reading: Reading) -> jnp.ndarray:
-  """[] int32, CAPTURED or ESCAPED (a ladder still undecided counts as escaped)."""
-  return jnp.where(reading.status == UNDECIDED, ESCAPED, reading.status)
+def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int) -> jnp.ndarray:
+  """Reads ladders 0 .. count - 1 on `lanes` lanes.
+
+  Args:
+    cfg: the game's configuration.
+    count: [] int32, how many ladders (at most `capacity`).
+    capacity: the most ladders there may be.
+    ladder_at: i -> Ladder, where ladder i starts (vmapped over the lanes).
+    lanes: readings in progress at once; the loop's cost is about lanes times
+      its steps, and it takes about (total moves tried) / lanes steps plus the
+      longest reading.
+
+  Returns:
+    [capacity] int32: CAPTURED or ESCAPED for each ladder below `count`
+    (a reading stopped by `max_tries` counts as escaped), UNDECIDED after.
+  """
+  p, levels = cfg.num_points, _levels(cfg)
+  lanes = max(1, min(lanes, capacity))
+  count = jnp.asarray(count, jnp.int32)
+  load = jax.vmap(ladder_at)
+
+  def hand_in(carry):
+    """Decided readings give their outcome; their lanes take the next ladders."""
+    r, index, head, outcomes = carry
+    done = r.status != UNDECIDED
+    outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
+    taken = head + jnp.cumsum(done) - 1
+    index = jnp.where(done, jnp.where(taken < count, taken, capacity), index)
+    fresh = load(jnp.minimum(index, capacity - 1))
+    fresh = fresh._replace(status=jnp.where(index < capacity, fresh.status, ESCAPED))
+    new = lambda a, b: jnp.where(done, a, b)
+    r = r._replace(
+        boards=r.boards.at[:, 0].set(jnp.where(done[:, None], fresh.board, r.boards[:, 0])),
+        names=r.names.at[:, 0].set(jnp.where(done[:, None], fresh.names, r.names[:, 0])),
+        kos=r.kos.at[:, 0].set(new(p, r.kos[:, 0])),
+        next_try=r.next_try.at[:, 0].set(new(0, r.next_try[:, 0])),
+        level=new(0, r.level), stone=new(fresh.stone, r.stone),
+        escaper=new(fresh.escaper, r.escaper), chaser_first=new(fresh.chaser_first, r.chaser_first),
+        status=new(fresh.status, r.status), tries=new(0, r.tries))
+    # A ladder decided where it starts is handed in at the next step.
+    return r, index, head + jnp.sum(done), outcomes
+
+  def body(carry):
+    r, index, head, outcomes = carry
+    done = r.status != UNDECIDED
+    work = jnp.any(done & (index < capacity)) | (jnp.any(done) & (head < count))
+    carry = jax.lax.cond(work, hand_in, lambda c: c, carry)
+    r, index, head, outcomes = carry
+    return jax.vmap(functools.partial(_step, cfg))(r), index, head, outcomes
+
+  def busy(carry):
+    r, index, head, _ = carry
+    return jnp.any(index < capacity) | (head < count)
+
+  zeros = lambda *shape: jnp.zeros((lanes,) + shape, jnp.int32)
+  idle = Reading(zeros(levels, p), zeros(levels, p), zeros(levels), zeros(levels), zeros(),
+                 zeros(), zeros(), jnp.zeros(lanes, bool), jnp.full(lanes, ESCAPED), zeros())
+  outcomes = jnp.full(capacity, UNDECIDED, jnp.int32)
+  start = (idle, jnp.full(lanes, capacity, jnp.int32), jnp.int32(0), outcomes)
+  return jax.lax.while_loop(busy, body, start)[3]
