@@ -13,6 +13,9 @@ one before it restored; a checkpoint that reads well but whose arrays do not
 fit the config's state (another network size, another game) stops the run
 with CheckpointMismatch: it is another run's, never to be replaced.
 
+WORKDIR is a local folder or a URL (gs://bucket/run): orbax writes to either,
+and the readers here go through agz_jax.paths.
+
 Self-play runs also keep checkpoint 0, the untrained network, for ever: the
 yardstick of a learning check (`--checkpoint WORKDIR/checkpoints/0`).
 """
@@ -20,11 +23,12 @@ yardstick of a learning check (`--checkpoint WORKDIR/checkpoints/0`).
 import json
 import logging
 import os
-import shutil
 import signal
 import warnings
 
 import orbax.checkpoint as ocp
+
+from agz_jax import paths
 
 
 class CheckpointMismatch(ValueError):
@@ -35,7 +39,7 @@ class Checkpointer:
   """Keeps the last `keep` checkpoints of a run in WORKDIR/checkpoints, and those of `keep_steps`."""
 
   def __init__(self, workdir: str, keep: int, keep_steps: tuple[int, ...] = ()):
-    self.directory = os.path.abspath(os.path.join(workdir, "checkpoints"))
+    self.directory = os.path.join(paths.absolute(workdir), "checkpoints")
     policies = ocp.checkpoint_managers
     self.manager = ocp.CheckpointManager(
         self.directory,
@@ -102,10 +106,7 @@ class Checkpointer:
     warnings.warn(message)
     log("WARNING: " + message)
     if jax.process_index() == 0:
-      os.makedirs(os.path.dirname(where), exist_ok=True)
-      if os.path.exists(where):
-        shutil.rmtree(where)
-      shutil.move(os.path.join(self.directory, str(step)), where)
+      paths.move(os.path.join(self.directory, str(step)), where)
     self.manager.reload()
 
   def close(self) -> None:
@@ -148,8 +149,7 @@ def _config_difference(directory: str, step: int, config) -> str:
   if config is None:
     return ""
   try:
-    with open(os.path.join(directory, str(step), "config", "metadata"), encoding="utf-8") as f:
-      saved = upgrade_config(json.load(f))
+    saved = upgrade_config(json.loads(_config_text(os.path.join(directory, str(step)))))
   except (OSError, ValueError):
     return ""
   here, there = _flat(config.to_dict(), "."), _flat(saved, ".")
@@ -198,19 +198,25 @@ def save_if_due(ckpt: Checkpointer, preemption: Preemption, step: int, state, co
 
 def find_checkpoint(path: str) -> str:
   """The checkpoint directory meant by `path`: a training workdir (its newest
-  checkpoint), its checkpoints/ folder, or one checkpoint directory."""
-  path = os.path.abspath(path)
-  if os.path.isdir(os.path.join(path, "network")):
+  checkpoint), its checkpoints/ folder, or one checkpoint directory; local or a URL.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    paths.UnsupportedPath: a URL this installation cannot read.
+  """
+  path = paths.absolute(path)
+  where = paths.path(path)
+  if (where / "network").is_dir():
     return path
-  folder = os.path.join(path, "checkpoints") if os.path.isdir(os.path.join(path, "checkpoints")) else path
-  if not os.path.isdir(folder):
+  folder = where / "checkpoints" if (where / "checkpoints").is_dir() else where
+  if not folder.is_dir():
     raise FileNotFoundError(f"checkpoint {path!r} does not exist")
-  steps = sorted((int(d) for d in os.listdir(folder) if d.isdigit()
-                  and os.path.isdir(os.path.join(folder, d, "network"))), reverse=True)
+  steps = sorted((int(d.name) for d in folder.iterdir() if d.name.isdigit()
+                  and (d / "network").is_dir()), reverse=True)
   if not steps:
     raise FileNotFoundError(f"no checkpoint with a network in {path!r}: give a training workdir "
                             f"or one of its checkpoints/<iteration> folders")
-  return os.path.join(folder, str(steps[0]))
+  return os.fspath(folder / str(steps[0]))
 
 
 def load_network(path: str):
@@ -224,9 +230,13 @@ def load_network(path: str):
   """
   import ml_collections  # pylint: disable=import-outside-toplevel
   directory = find_checkpoint(path)
-  with open(os.path.join(directory, "config", "metadata"), encoding="utf-8") as f:
-    config = ml_collections.ConfigDict(upgrade_config(json.load(f)))
+  config = ml_collections.ConfigDict(upgrade_config(json.loads(_config_text(directory))))
   return config, restore_numpy(os.path.join(directory, "network"))
+
+
+def _config_text(directory: str) -> str:
+  """The JSON of a checkpoint directory's config item."""
+  return (paths.path(directory) / "config" / "metadata").read_text(encoding="utf-8")
 
 
 def upgrade_config(config: dict) -> dict:

@@ -4,6 +4,7 @@
   python -m agz_jax.launch --config tpu_v4.py --workdir gs://bucket/run --config.iterations=5000
 
 A bare config name is also looked up in the repository's configs/ folder.
+A gs:// workdir needs the `gcs` extra (pip install 'agz_jax[gcs]').
 Overrides use `--config.some.key=value`; an unknown key or a value of the wrong
 type stops the launch at once. Multi-host runs outside Cloud TPU pods pass
 --coordinator_address, --num_processes and --process_id.
@@ -18,7 +19,9 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "Training config file.", lock_config=True)
-_WORKDIR = flags.DEFINE_string("workdir", None, "Directory for checkpoints and metrics.")
+_WORKDIR = flags.DEFINE_string(
+    "workdir", None, "Directory for checkpoints and metrics: a local folder or a URL "
+    "(gs://bucket/run, which every host of a pod sees).")
 _COORDINATOR = flags.DEFINE_string("coordinator_address", None, "Multi-host: host:port of process 0.")
 _NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Multi-host: number of processes.")
 _PROCESS_ID = flags.DEFINE_integer("process_id", None, "Multi-host: this process's index.")
@@ -87,8 +90,12 @@ def main(argv):
   if not flags.FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
     logging.set_verbosity(logging.WARNING)
   # Imported here so that multi-host start-up happens before JAX touches devices.
-  from agz_jax import checkpoint, parallel, training  # pylint: disable=import-outside-toplevel
+  from agz_jax import checkpoint, parallel, paths, training  # pylint: disable=import-outside-toplevel
   config = _CONFIG.value
+  try:
+    paths.path(_WORKDIR.value)
+  except paths.UnsupportedPath as e:
+    sys.exit(f"launch: --workdir {e}")
   if config.task not in training.TASKS:
     sys.exit(f"launch: config.task must be one of {', '.join(training.TASKS)}, "
              f"got {config.task!r}")

@@ -2,9 +2,11 @@
 
   python -m agz_jax.plot --workdir workdir/cpu_9x9        # writes workdir/cpu_9x9/plots/*.png
   python -m agz_jax.plot --workdir runs/sl48 --workdir runs/sl17 --out plots/   # runs side by side
+  python -m agz_jax.plot --workdir gs://bucket/run --out plots/     # a run's bucket
 """
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -13,6 +15,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=wrong-import-position
+
+from agz_jax import paths  # pylint: disable=wrong-import-position
 
 # Figure file -> (title, [(metric, label)], y label).
 FIGURES = {
@@ -34,14 +38,16 @@ AT_START = {"elo": 0.0}
 
 
 def read_metrics(workdir: str) -> list[dict]:
-  path = os.path.join(workdir, "metrics.jsonl")
-  if not os.path.exists(path):
+  """The rows of a run's metrics.jsonl (local or a URL), one per iteration.
+
+  Raises:
+    FileNotFoundError: the workdir has no metrics.jsonl.
+    paths.UnsupportedPath: a URL this installation cannot read.
+  """
+  path = paths.path(workdir) / "metrics.jsonl"
+  if not path.exists():
     raise FileNotFoundError(f"no metrics.jsonl in {workdir!r}: is it the --workdir of a training run?")
-  rows = []
-  with open(path, encoding="utf-8") as f:
-    for line in f:
-      if line.strip():
-        rows.append(json.loads(line))
+  rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
   # A resumed run logs the iterations after its checkpoint again: keep the latest of each.
   by_iteration = {r["iteration"]: r for r in rows}
   return [by_iteration[i] for i in sorted(by_iteration)]
@@ -53,13 +59,14 @@ def plot(workdir: str | list[str], out_dir: str | None = None) -> list[str]:
   Args:
     workdir: a run's workdir, or several whose curves share each figure (the
       labels then start with each run's folder name).
-    out_dir: where the PNGs go (default: the first run's WORKDIR/plots).
+    out_dir: where the PNGs go (default: the first run's WORKDIR/plots); a
+      local folder or a URL, like the workdirs.
   """
   workdirs = [workdir] if isinstance(workdir, str) else list(workdir)
   runs = [(os.path.basename(os.path.normpath(w)) + ": " if len(workdirs) > 1 else "",
            read_metrics(w)) for w in workdirs]
   out_dir = out_dir or os.path.join(workdirs[0], "plots")
-  os.makedirs(out_dir, exist_ok=True)
+  paths.makedirs(out_dir)
   written = []
   for name, (title, series, ylabel) in FIGURES.items():
     curves = [(prefix + label, _points(rows, key)) for prefix, rows in runs for key, label in series]
@@ -75,8 +82,10 @@ def plot(workdir: str | list[str], out_dir: str | None = None) -> list[str]:
     ax.legend()
     path = os.path.join(out_dir, name)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100)
     plt.close(fig)
+    paths.path(path).write_bytes(png.getvalue())
     written.append(path)
   return written
 
@@ -95,10 +104,10 @@ def main(argv=None):
   parser.add_argument("--out", help="output folder (default: WORKDIR/plots)")
   args = parser.parse_args(argv)
   try:
-    paths = plot(args.workdir, args.out)
-  except FileNotFoundError as e:
+    written = plot(args.workdir, args.out)
+  except (FileNotFoundError, paths.UnsupportedPath) as e:
     sys.exit(f"plot: {e}")
-  for p in paths:
+  for p in written:
     print(p)
 
 

@@ -10,7 +10,7 @@ import os
 
 from sgfmill import sgf, sgf_moves
 
-from agz_jax import go
+from agz_jax import go, paths
 
 _COLOURS = {"b": go.BLACK, "w": go.WHITE}
 _LETTERS = {go.BLACK: "b", go.WHITE: "w"}
@@ -52,14 +52,14 @@ class GameRecord:
 
 
 def read(source) -> GameRecord:
-  """Parses an SGF game from bytes, a string or a file path.
+  """Parses an SGF game from bytes, a string or a file path (local or a URL such as gs://).
 
   Raises:
     ValueError: "bad SGF: <why>" when the text cannot be read as a Go game.
   """
-  if isinstance(source, (str, os.PathLike)) and os.path.exists(source):
-    with open(source, "rb") as f:
-      source = f.read()
+  if isinstance(source, (str, os.PathLike)) and (paths.is_remote(source)
+                                                 or os.path.exists(source)):
+    source = paths.path(source).read_bytes()
   encoding = None
   if isinstance(source, str):  # already decoded text: whatever CA[] says, it is UTF-8 now
     source, encoding = source.encode("utf-8"), "utf-8"
@@ -188,8 +188,8 @@ class SelfPlayWriter:
   search's win rate for the player who made it.
 
   Follows the first S game slots from the per-iteration trace of training;
-  every `every`-th game that ends in them goes to DIRECTORY/<iteration>_<n>.sgf.
-  Only process 0 writes. A slot's game in progress when training resumed from
+  every `every`-th game that ends in them goes to DIRECTORY/<iteration>_<n>.sgf
+  (a local folder or a URL, each file written whole). Only process 0 writes. A slot's game in progress when training resumed from
   a checkpoint is incomplete and skipped.
   """
 
@@ -235,7 +235,6 @@ class SelfPlayWriter:
     record = GameRecord(size=self.cfg.size, komi=self.cfg.komi, moves=[m[:2] for m in moves],
                         comments=[m[2] for m in moves], result=text,
                         players={"black": "agz_jax self-play", "white": "agz_jax self-play"})
-    os.makedirs(self.directory, exist_ok=True)
-    path = os.path.join(self.directory, f"{iteration:06d}_{self.finished:05d}.sgf")
-    with open(path, "wb") as f:
-      f.write(write(record))
+    paths.makedirs(self.directory)
+    (paths.path(self.directory) / f"{iteration:06d}_{self.finished:05d}.sgf").write_bytes(
+        write(record))

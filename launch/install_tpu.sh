@@ -15,6 +15,6 @@ fi
 cd "$(dirname "$0")/.."
 run python3 -m venv .venv
 run .venv/bin/python -m pip install --quiet --upgrade pip
-run .venv/bin/python -m pip install --quiet -e . 'jax[tpu]'
+run .venv/bin/python -m pip install --quiet -e '.[gcs]' 'jax[tpu]'   # gcs: a gs:// workdir
 run .venv/bin/python -c \
   "import jax; print(jax.process_index(), jax.device_count(), jax.devices()[0].platform)"

@@ -5,14 +5,14 @@ import sys
 
 from agz_jax.gtp.engine import Engine
 from agz_jax.gtp.protocol import serve
-from agz_jax import players
+from agz_jax import paths, players
 from agz_jax.players import load_player
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description="agz_jax as a GTP engine.")
   who = parser.add_mutually_exclusive_group(required=True)
-  who.add_argument("--checkpoint", help="training workdir or checkpoint directory")
+  who.add_argument("--checkpoint", help="training workdir or checkpoint directory (local or gs://)")
   who.add_argument("--random", action="store_true", help="a random player instead of a network")
   parser.add_argument("--simulations", type=int, default=None,
                       help=f"searches per move (default {players.SIMULATIONS})")
@@ -39,7 +39,7 @@ def main(argv=None):
                          algorithm=args.algorithm, seed=args.seed, sample_moves=args.sample_moves,
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
                          considered_actions=args.considered_actions)
-  except FileNotFoundError as e:
+  except (FileNotFoundError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations
   engine = Engine(player, komi=args.komi, simulations=sims, seconds_per_move=args.seconds_per_move,

@@ -6,10 +6,10 @@ the task's jitted step until `task.total`: metrics go to TensorBoard and
 metrics.jsonl with a progress line and ETA, checkpoints are saved every
 `checkpoint.every` steps, at the end and on SIGTERM (every host stops at the
 same step), and a NaN or infinite loss stops the run with the last checkpoint
-intact.
+intact. The workdir is a local folder or a bucket's URL (gs://, see
+agz_jax.paths).
 """
 
-import os
 import time
 from typing import Callable
 
@@ -17,7 +17,7 @@ import jax
 import ml_collections
 import numpy as np
 
-from agz_jax import checkpoint, parallel
+from agz_jax import checkpoint, parallel, paths
 from agz_jax.metrics import MetricWriter, check_finite, log
 
 # progress(step, total, lines): what a reported step shows, instead of printing it.
@@ -82,9 +82,9 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
   """Trains `task` from its config, resuming from the latest good checkpoint in `workdir`.
 
   Args:
-    task: the task.
+    task: what to train.
     config: the run's config.
-    workdir: checkpoints and metrics.
+    workdir: a local folder or a URL (gs://bucket/run) for checkpoints, metrics and samples.
     progress: called as progress(step, total, lines) at every reported step,
       with that step's progress lines, instead of printing them (a notebook's
       progress bar); None prints them.
@@ -92,7 +92,7 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
   Returns:
     The final state.
   """
-  os.makedirs(workdir, exist_ok=True)
+  paths.makedirs(workdir)
   ckpt = checkpoint.Checkpointer(workdir, keep=config.checkpoint.keep, keep_steps=task.keep_steps)
   try:
     state, start = ckpt.restore_latest(task.abstract_state, config)
