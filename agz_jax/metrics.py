@@ -1,15 +1,23 @@
 """What the user sees of training: a progress line, TensorBoard events, a JSONL log.
 
 Only process 0 writes. `metrics.jsonl` in the workdir (one JSON object per
-logged iteration) is what `python -m agz_jax.plot` reads.
+logged iteration) is what `python -m agz_jax.plot` reads; the workdir may be
+a bucket (gs://), see MetricWriter.
 """
 
 import json
 import math
 import os
+import shutil
+import tempfile
 import time
 
 import jax
+
+from agz_jax import paths
+
+_JSONL = "metrics.jsonl"
+_TENSORBOARD = "tensorboard"
 
 
 class NonFiniteLossError(RuntimeError):
@@ -26,17 +34,40 @@ def check_finite(metrics: dict, iteration: int) -> None:
 
 
 class MetricWriter:
-  """Writes scalars to TensorBoard event files and metrics.jsonl (process 0 only)."""
+  """Writes scalars to TensorBoard event files and metrics.jsonl (process 0 only).
 
-  def __init__(self, workdir: str):
+  In a local workdir both files grow in place as rows are written. Objects in a
+  bucket (a gs:// workdir) cannot be appended to: there both files grow in a
+  local staging folder and `flush` uploads them whole, each upload replacing
+  the bucket's copy. The training loop flushes at each checkpoint; `write`
+  also flushes once `upload_seconds` have passed since the last upload, and
+  `close` flushes last. A run killed between uploads loses only rows of steps
+  after its last checkpoint, which the resumed run does and logs again (and
+  leaves its staging folder in the temporary directory); a resumed run's
+  metrics.jsonl starts from the bucket's.
+  """
+
+  def __init__(self, workdir: str, *, upload_seconds: float = 60.0):
     self.active = jax.process_index() == 0
+    self.upload_seconds = upload_seconds
     self._tb = None
     self._jsonl = None
+    self._remote = None  # a URL workdir: the files grow in self._local and are uploaded there
     if self.active:
-      os.makedirs(workdir, exist_ok=True)
+      local = workdir
+      if paths.is_remote(workdir):
+        self._remote = paths.path(workdir)
+        local = tempfile.mkdtemp(prefix="agz_jax_metrics_")
+        saved = self._remote / _JSONL
+        if saved.exists():
+          with open(os.path.join(local, _JSONL), "wb") as f:
+            f.write(saved.read_bytes())
+      os.makedirs(local, exist_ok=True)
       from tensorboardX import SummaryWriter  # pylint: disable=import-outside-toplevel
-      self._tb = SummaryWriter(os.path.join(workdir, "tensorboard"))
-      self._jsonl = open(os.path.join(workdir, "metrics.jsonl"), "a", encoding="utf-8")
+      self._local = local
+      self._tb = SummaryWriter(os.path.join(local, _TENSORBOARD))
+      self._jsonl = open(os.path.join(local, _JSONL), "a", encoding="utf-8")
+      self._uploaded = time.monotonic()
 
   def write(self, step: int, scalars: dict) -> None:
     if not self.active:
@@ -47,11 +78,30 @@ class MetricWriter:
     row.update({k: float(v) for k, v in scalars.items()})
     self._jsonl.write(json.dumps(row) + "\n")
     self._jsonl.flush()
+    if time.monotonic() - self._uploaded >= self.upload_seconds:
+      self.flush()
+
+  def flush(self) -> None:
+    """Uploads both files to a remote workdir (a local one is always up to date)."""
+    if self.active and self._remote is not None:
+      self._tb.flush()
+      self._upload()
 
   def close(self) -> None:
     if self.active:
       self._tb.close()
       self._jsonl.close()
+      if self._remote is not None:
+        self._upload()
+        shutil.rmtree(self._local)
+
+  def _upload(self) -> None:
+    events = os.path.join(self._local, _TENSORBOARD)
+    names = [_JSONL] + [os.path.join(_TENSORBOARD, f) for f in sorted(os.listdir(events))]
+    for name in names:
+      with open(os.path.join(self._local, name), "rb") as f:
+        (self._remote / name).write_bytes(f.read())
+    self._uploaded = time.monotonic()
 
 
 def format_eta(seconds: float) -> str:

@@ -130,7 +130,10 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
             log(line)
         elif jax.process_index() == 0:
           progress(i, task.total, lines)
-      if checkpoint.save_if_due(ckpt, preemption, i, state, config, due=saving, unit=task.unit):
+      stop = checkpoint.save_if_due(ckpt, preemption, i, state, config, due=saving, unit=task.unit)
+      if saving:
+        writer.flush()  # a bucket's metrics reach at least as far as its checkpoints
+      if stop:
         break
       if reported or i == start + 1:
         clock.mark(i)
