@@ -16,7 +16,8 @@ from configs import cpu_9x9, default  # noqa: E402  pylint: disable=wrong-import
 
 
 @flax_struct.dataclass
-class _Network:
+class Network:
+  """The part of a TrainState a checkpoint's `network` item holds."""
   params: dict
   batch_stats: dict
 
@@ -45,7 +46,7 @@ def make_checkpoint(workdir, size=9):
 
   variables = jax.tree_util.tree_map_with_path(fill, shapes)
   saver = checkpoint.Checkpointer(str(workdir), keep=1)
-  saver.save(1, _Network(variables["params"], variables["batch_stats"]), config)
+  saver.save(1, Network(variables["params"], variables["batch_stats"]), config)
   saver.close()
   return str(workdir)
 
