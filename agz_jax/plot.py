@@ -47,7 +47,8 @@ def read_metrics(workdir: str) -> list[dict]:
   path = paths.path(workdir) / "metrics.jsonl"
   if not path.exists():
     raise FileNotFoundError(f"no metrics.jsonl in {workdir!r}: is it the --workdir of a training run?")
-  rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+  lines = path.read_text(encoding="utf-8").splitlines()
+  rows = [json.loads(line) for line in lines if line.strip()]
   # A resumed run logs the iterations after its checkpoint again: keep the latest of each.
   by_iteration = {r["iteration"]: r for r in rows}
   return [by_iteration[i] for i in sorted(by_iteration)]

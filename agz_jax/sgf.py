@@ -189,8 +189,9 @@ class SelfPlayWriter:
 
   Follows the first S game slots from the per-iteration trace of training;
   every `every`-th game that ends in them goes to DIRECTORY/<iteration>_<n>.sgf
-  (a local folder or a URL, each file written whole). Only process 0 writes. A slot's game in progress when training resumed from
-  a checkpoint is incomplete and skipped.
+  (a local folder or a URL, each file written whole). Only process 0 writes.
+  A slot's game in progress when training resumed from a checkpoint is
+  incomplete and skipped.
   """
 
   def __init__(self, directory: str, cfg: go.GoConfig, *, every: int, fresh: bool):
