@@ -86,7 +86,7 @@ def test_install_dry_run_prints_the_install(traps):
   assert proc.returncode == 0, proc.stderr
   lines = proc.stdout.splitlines()
   assert lines[0] == "python3 -m venv .venv"
-  assert ".venv/bin/python -m pip install --quiet -e . 'jax[tpu]'" in lines
+  assert ".venv/bin/python -m pip install --quiet -e '.[gcs]' 'jax[tpu]'" in lines
   assert not called.exists() and not os.path.exists(os.path.join(REPO, "launch", ".venv"))
 
 
