@@ -19,13 +19,18 @@ from agz_jax.search import Evaluator, SearchConfig, choose_action, run_search
 
 
 def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_key: jax.Array, *,
-               num_games: int, search: SearchConfig, temperature_moves: int) -> dict:
+               num_games: int, search: SearchConfig, temperature_moves: int,
+               moves_b=None) -> dict:
   """Plays `num_games` games of player a against b. Consumes `rng_key`.
 
   Games 0 .. G/2-1 have a as the first player (+1, black in Go), the rest b.
   The first `temperature_moves` moves of a game are sampled from the search
   policy so that the games differ; after that each side plays its search's best
   move.
+
+  Args:
+    moves_b: a player b that does not search, such as a random player:
+      (states [G/2], rng_key) -> [G/2] actions; `variables_b` is then unused.
 
   Returns:
     dict of [] float32: wins, losses and draws of a; mean game length.
@@ -46,6 +51,10 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
     going = ~states.terminated
     a_moves = states.to_play == colour
     only_a, only_b = ~jnp.any(going & ~a_moves), ~jnp.any(going & a_moves)
+    if moves_b is not None:  # b's moves are cheap: a's search is skipped when only b moves
+      b_key = jax.random.fold_in(key, 1)
+      return jax.lax.cond(only_b, lambda: moves_b(states, b_key), lambda: jnp.where(
+          a_moves, moves(states, variables_a, key), moves_b(states, b_key)))
 
     def one_player():
       pick = lambda u, v: jnp.where(only_a, u, v)

@@ -6,8 +6,9 @@
 A bare config name is also looked up in the repository's configs/ folder.
 A gs:// workdir needs the `gcs` extra (pip install 'agz_jax[gcs]').
 Overrides use `--config.some.key=value`; an unknown key or a value of the wrong
-type stops the launch at once. Multi-host runs outside Cloud TPU pods pass
---coordinator_address, --num_processes and --process_id.
+type stops the launch at once. `--time_limit=600` makes the step that runs
+past 600 seconds the run's last (evaluated and saved). Multi-host runs outside
+Cloud TPU pods pass --coordinator_address, --num_processes and --process_id.
 """
 
 import difflib
@@ -25,6 +26,8 @@ _WORKDIR = flags.DEFINE_string(
 _COORDINATOR = flags.DEFINE_string("coordinator_address", None, "Multi-host: host:port of process 0.")
 _NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Multi-host: number of processes.")
 _PROCESS_ID = flags.DEFINE_integer("process_id", None, "Multi-host: this process's index.")
+_TIME_LIMIT = flags.DEFINE_float("time_limit", None, "Seconds (compiling included) after which "
+                                 "the step running is the run's last, evaluated and saved.")
 flags.mark_flags_as_required(["config", "workdir"])
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -102,7 +105,7 @@ def main(argv):
   parallel.use_cpu_devices(config.mesh.cpu_devices)
   parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
   try:
-    training.train_and_evaluate(config, _WORKDIR.value)
+    training.train_and_evaluate(config, _WORKDIR.value, time_limit_s=_TIME_LIMIT.value)
   except (FileNotFoundError, checkpoint.CheckpointMismatch) as e:
     sys.exit(f"launch: {e}")  # missing data, another run's checkpoint: what to do, no traceback
 

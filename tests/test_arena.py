@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import arena, go
+from agz_jax import arena, go, players
 from agz_jax.game import Game
 from agz_jax.training import agz
 
@@ -91,6 +91,25 @@ def test_the_passer_loses_every_game_with_both_colours():
     assert (out["wins"], out["losses"], out["draws"]) == (GAMES, 0, 0)
     out = {k: float(v) for k, v in match(PASSER, PLAYER, jax.random.PRNGKey(seed)).items()}
     assert (out["wins"], out["losses"], out["draws"]) == (0, GAMES, 0)
+
+
+def test_a_player_without_search_plays_its_own_moves():
+  # Player b given as a move function (the suite's random player): a passer loses every game to
+  # it with both colours, and a player that never passes beats a b that always passes.
+  def match(a, moves_b, seed):
+    out = jax.jit(lambda key: arena.play_match(
+        GAME, helpers.fake_evaluator, a, None, key, num_games=GAMES,
+        search=helpers.search_config(algorithm="gumbel", num_simulations=8,
+                                     max_num_considered_actions=8),
+        temperature_moves=2, moves_b=moves_b))(jax.random.PRNGKey(seed))
+    return tuple(float(out[k]) for k in ("wins", "losses", "draws"))
+
+  random_b = lambda states, key: jax.vmap(functools.partial(players.random_move, CFG))(
+      states, jax.random.split(key, states.to_play.shape[0]))
+  passing_b = lambda states, key: jnp.full(states.to_play.shape, PASS, jnp.int32)
+  for seed in range(2):
+    assert match(PASSER, random_b, seed) == (0, GAMES, 0)
+    assert match(PLAYER, passing_b, seed) == (GAMES, 0, 0)
 
 
 @pytest.mark.parametrize("current, reference, sign", [(PLAYER, PASSER, 1), (PASSER, PLAYER, -1)])

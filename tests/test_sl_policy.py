@@ -176,6 +176,22 @@ def test_supervised_training_learns_checkpoints_and_resumes(tmp_path, capsys):
   assert sorted(os.listdir(os.path.join(workdir, "checkpoints"))) == ["100", "150"]
 
 
+def test_a_time_limit_makes_the_running_step_the_last_one_evaluated_and_saved(tmp_path, capsys):
+  rng = np.random.default_rng(5)
+  games = [random_game(rng, 24, date=d) for d in ["2016-01-01"] * 3 + ["2017-02-01"]]
+  data.save(data.from_games(9, games), str(tmp_path / "games"))
+  config = _tiny_config(str(tmp_path / "games"))
+  workdir = str(tmp_path / "run")
+  state = training.train_and_evaluate(config, workdir, time_limit_s=0.0)
+  out = capsys.readouterr().out
+  assert int(state.step) == 1
+  assert "time limit of 0 s reached: step 1 is the last" in out
+  assert "step 1/1" in out and "val loss" in out
+  rows = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"))]
+  assert [r["iteration"] for r in rows] == [1] and "val_top1" in rows[0]
+  assert os.listdir(os.path.join(workdir, "checkpoints")) == ["1"]
+
+
 def test_launch_without_imported_games_fails_with_one_line(tmp_path):
   cmd = [sys.executable, "-m", "agz_jax.launch", "--config", "configs/sl_policy_cpu.py",
          "--workdir", str(tmp_path / "run"), f"--config.data.dir={tmp_path / 'nothing'}"]

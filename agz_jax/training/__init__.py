@@ -23,7 +23,7 @@ def make_task(config: ml_collections.ConfigDict) -> Task:
 
 
 def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str, *,
-                       progress: loop.Progress | None = None):
+                       progress: loop.Progress | None = None, time_limit_s: float | None = None):
   """Trains the task `config.task` names, resuming from the newest good checkpoint in `workdir`.
 
   Args:
@@ -31,11 +31,14 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str, *,
     workdir: where checkpoints and metrics go (and are resumed from).
     progress: called as progress(step, total, lines) at every reported step
       instead of printing its progress lines (a notebook's progress bar).
+    time_limit_s: stop after the step that runs past this many seconds
+      (compiling included), reported, evaluated and saved as the last one.
 
   Returns:
     The final training state.
   """
-  return loop.run(make_task(config), config, workdir, progress=progress)
+  return loop.run(make_task(config), config, workdir, progress=progress,
+                  time_limit_s=time_limit_s)
 
 
 __all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "sl_policy",

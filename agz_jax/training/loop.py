@@ -2,7 +2,8 @@
 
 `run(task, config, workdir)` restores the newest good checkpoint of the
 workdir (or initialises and, for tasks that keep it, saves step 0), then runs
-the task's jitted step until `task.total`: metrics go to TensorBoard and
+the task's jitted step until `task.total` (or, with a time limit, the step
+that runs past it, which then counts as the last): metrics go to TensorBoard and
 metrics.jsonl with a progress line and ETA, checkpoints are saved every
 `checkpoint.every` steps, at the end and on SIGTERM (every host stops at the
 same step), and a NaN or infinite loss stops the run with the last checkpoint
@@ -78,7 +79,7 @@ class Task:
 
 
 def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
-        progress: Progress | None = None):
+        progress: Progress | None = None, time_limit_s: float | None = None):
   """Trains `task` from its config, resuming from the latest good checkpoint in `workdir`.
 
   Args:
@@ -88,10 +89,15 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
     progress: called as progress(step, total, lines) at every reported step,
       with that step's progress lines, instead of printing them (a notebook's
       progress bar); None prints them.
+    time_limit_s: seconds from the call (compiling included) after which the
+      step running becomes the last: it is reported, evaluated and saved as the
+      run's last step (`task.total` is set to it). Every host stops at the same
+      step. None: run to `task.total`.
 
   Returns:
     The final state.
   """
+  deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
   paths.makedirs(workdir)
   ckpt = checkpoint.Checkpointer(workdir, keep=config.checkpoint.keep, keep_steps=task.keep_steps)
   try:
@@ -112,6 +118,10 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
     task.begin(workdir, start)
     for i in range(start + 1, task.total + 1):
       state, metrics = task.step(state, i)
+      if (deadline is not None and i < task.total
+          and parallel.any_process(time.perf_counter() > deadline)):
+        task.total = i
+        log(f"time limit of {time_limit_s:g} s reached: {task.unit} {i} is the last")
       saving = i % config.checkpoint.every == 0 or i == task.total
       if i == start + 1:
         jax.block_until_ready(state)  # the first step compiles: not counted in speeds
@@ -137,6 +147,8 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
         break
       if reported or i == start + 1:
         clock.mark(i)
+      if i == task.total:  # the time limit made this step the last
+        break
   finally:
     task.end()
     ckpt.close()
