@@ -120,29 +120,37 @@ def _state_bytes(state) -> int:
   return sum(np.asarray(x).nbytes for x in jax.tree.leaves(state))
 
 
-def measure(size, batch, steps, repeats):
+def measure(size, batch, steps, repeats, peer=True) -> dict:
+  """Prints and returns the steps/s of our loops and (with `peer`) of pgx's, and their ratios."""
   cfg = go.GoConfig(size=size)
   print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, best of {repeats} "
-        f"rounds (the three loops alternate)", flush=True)
-  pgx_run, pgx_init = pgx_loop(size, batch, steps)
-  rates, states = _steps_per_second({"ours": ours_loop(cfg, batch, steps, False),
-                                     "ours_f": ours_loop(cfg, batch, steps, True),
-                                     "peer": (pgx_run, pgx_init)}, batch, steps, repeats)
-  ours, ours_f, peer, played = rates["ours"], rates["ours_f"], rates["peer"], states["ours"]
-  target = TARGETS.get((size, batch))
+        f"rounds (the loops alternate)", flush=True)
+  loops = {"ours": ours_loop(cfg, batch, steps, False),
+           "ours_f": ours_loop(cfg, batch, steps, True)}
+  if peer:
+    loops["peer"] = pgx_loop(size, batch, steps)
+  rates, states = _steps_per_second(loops, batch, steps, repeats)
+  ours, ours_f, played = rates["ours"], rates["ours_f"], states["ours"]
+  figures = {"steps_per_s": ours, "steps_per_s_with_features": ours_f,
+             "state_bytes": _state_bytes(go.init(cfg))}
   print(f"  agz_jax step + superko legal mask        {ours:12,.0f} steps/s")
   print(f"  agz_jax step + legal mask + features     {ours_f:12,.0f} steps/s")
-  print(f"  pgx step (ko mask + observation)         {peer:12,.0f} steps/s")
-  line = f"  ratio agz_jax / pgx: {ours / peer:.2f}x (with features {ours_f / peer:.2f}x"
-  line += f"; features cost {ours / ours_f:.2f}x our step alone)"
-  if target:
-    line += f"; target {target:.0f}x: {'met' if ours / peer >= target else 'NOT met'}"
-  print(line)
-  one_ours = _state_bytes(go.init(cfg))
-  one_pgx = _state_bytes(jax.tree.map(lambda x: x[0], pgx_init))
-  seen = np.asarray(go.init(cfg).seen).nbytes
-  print(f"  bytes per state: agz_jax {one_ours:,}, pgx {one_pgx:,} ({one_ours / one_pgx:.2f} of pgx); "
-        f"of ours, {seen:,} are the earlier positions' hashes (superko)")
+  if peer:
+    peer_rate = rates["peer"]
+    print(f"  pgx step (ko mask + observation)         {peer_rate:12,.0f} steps/s")
+    line = (f"  ratio agz_jax / pgx: {ours / peer_rate:.2f}x (with features "
+            f"{ours_f / peer_rate:.2f}x; features cost {ours / ours_f:.2f}x our step alone)")
+    target = TARGETS.get((size, batch))
+    if target:
+      line += f"; target {target:.0f}x: {'met' if ours / peer_rate >= target else 'NOT met'}"
+    print(line)
+    one_pgx = _state_bytes(jax.tree.map(lambda x: x[0], loops["peer"][1]))
+    figures.update(pgx_steps_per_s=peer_rate, ratio=ours / peer_rate,
+                   ratio_with_features=ours_f / peer_rate, pgx_state_bytes=one_pgx)
+    seen = np.asarray(go.init(cfg).seen).nbytes
+    print(f"  bytes per state: agz_jax {figures['state_bytes']:,}, pgx {one_pgx:,} "
+          f"({figures['state_bytes'] / one_pgx:.2f} of pgx); "
+          f"of ours, {seen:,} are the earlier positions' hashes (superko)")
 
   feats = jax.jit(lambda s: go.features(cfg, s))
   jax.block_until_ready(feats(played))
@@ -150,7 +158,10 @@ def measure(size, batch, steps, repeats):
   for _ in range(20):
     out = feats(played)
   jax.block_until_ready(out)
-  print(f"  features ({out.shape[-1]} planes): {20 * batch / (time.perf_counter() - t):,.0f} positions/s")
+  figures["features_positions_per_s"] = 20 * batch / (time.perf_counter() - t)
+  print(f"  features ({out.shape[-1]} planes): {figures['features_positions_per_s']:,.0f} "
+        f"positions/s")
+  return figures
 
 
 def main():

@@ -14,9 +14,10 @@ round. Reported: the best time of each, and the median of the rounds' ratios
 network evaluates B * (simulations + 1) positions per step, ours B *
 simulations plus the roots the previous search did not already evaluate
 (counted). One batched network forward is also timed alone, to tell how much
-of a step is the network; on a GPU the network's share of the bf16 peak
-(--peak-tflops) is estimated from its FLOPs per evaluation, counted from the
-layer shapes.
+of a step is the network; on an accelerator the network's share of its bf16
+peak (BF16_PEAK_TFLOPS by device kind, or --peak-tflops) is estimated from its
+FLOPs per evaluation, counted from the layer shapes (XLA's cost analysis of the
+compiled forward is printed beside them).
 
   pip install -e '.[bench]'
   python bench/selfplay_speed.py                  # 9x9, batch 256, 32 simulations, 6x64 network
@@ -26,6 +27,7 @@ layer shapes.
 """
 
 import argparse
+import re
 import time
 
 import jax
@@ -207,7 +209,35 @@ def _root_evaluations(records, batch: int, steps: int, devices: int) -> float:
   return float(np.sum(np.where(missing > spare, shard, np.where(missing > 0, spare, 0)))) / steps
 
 
-def measure(args):
+# Dense (no sparsity) bf16 peak of one device, TFLOP/s, from the vendors' data sheets:
+# NVIDIA H100 / H200 SXM 989 (H100 PCIe 756, H200 NVL 835), A100 312, L4 121; Google Cloud
+# TPU v4 275, v5e 197, v5p 459, v6e (Trillium) 918 per chip. Matched against
+# jax's device_kind, the more specific names first.
+BF16_PEAK_TFLOPS = (("H100 PCIe", 756.0), ("H200 NVL", 835.0), ("H100", 989.0), ("H200", 989.0),
+                    ("A100", 312.0), ("L4", 121.0), ("TPU v4", 275.0), ("TPU v5 lite", 197.0),
+                    ("TPU v5e", 197.0), ("TPU v5p", 459.0), ("TPU v5", 459.0),
+                    ("TPU v6 lite", 918.0), ("TPU v6e", 918.0))
+
+
+def bf16_peak_tflops(device_kind: str) -> float | None:
+  """The dense bf16 peak of a device kind (jax.Device.device_kind), None when unknown."""
+  for name, tflops in BF16_PEAK_TFLOPS:
+    if re.search(rf"\b{re.escape(name)}\b", device_kind, re.IGNORECASE):  # not L4 in L40S
+      return tflops
+  return None
+
+
+def xla_flops(apply_fn, variables, planes) -> float | None:
+  """FLOPs of one evaluation by XLA's cost analysis of the compiled batched forward, or None."""
+  cost = jax.jit(apply_fn).lower(variables, planes).compile().cost_analysis()
+  cost = cost[0] if isinstance(cost, (list, tuple)) else cost
+  flops = (cost or {}).get("flops")
+  return float(flops) / planes.shape[0] if flops else None
+
+
+def measure(args) -> dict:
+  """Prints and returns positions/s of ours and (with args.pgx) the peer's, and the network's
+  FLOPs and share of the device's bf16 peak (where known) on one device."""
   cfg = go.GoConfig(size=args.size)
   dtype = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}[args.dtype]
   net = AlphaZeroNet(blocks=args.blocks, channels=args.channels, dtype=dtype)
@@ -224,7 +254,10 @@ def measure(args):
 
   mesh = parallel.make_mesh() if jax.device_count() > 1 else None
   run_ours, games = ours_loop(cfg, apply_fn, b, t, args.algorithm, s, mesh)
-  run_peer, state = pgx_loop(cfg, apply_fn, b, t, args.algorithm, s, mesh)
+  if args.pgx:
+    run_peer, state = pgx_loop(cfg, apply_fn, b, t, args.algorithm, s, mesh)
+  else:
+    state = None
   if mesh is not None:  # both sides' games split over the devices, parameters replicated
     games, state = jax.device_put((games, state), parallel.split_leading(mesh))
     variables = jax.device_put(variables, parallel.replicated(mesh))
@@ -234,52 +267,85 @@ def measure(args):
   planes = jax.random.bernoulli(jax.random.PRNGKey(3), 0.3, (s + 1,) + planes_shape)
   planes = planes.astype(jnp.float32)
   ours_call = _chained(run_ours, variables, games)
-  calls = {"ours": ours_call, "peer": _chained(run_peer, variables, state)}
+  calls = {"ours": ours_call}
+  if args.pgx:
+    calls["peer"] = _chained(run_peer, variables, state)
   if mesh is None:  # the network alone is timed on one device
     calls["net"] = lambda key: forward(variables, planes)
   times = _timed_rounds(calls, args.repeats)
-  ours, peer = min(times["ours"]), min(times["peer"])
-  median_ratio = float(np.median(np.asarray(times["peer"]) / np.asarray(times["ours"])))
+  ours = min(times["ours"])
   _, records = ours_call(jax.random.PRNGKey(args.repeats + 1))  # a steady-state call, for counts
   ours_evals = b * s + _root_evaluations(records, b, t, jax.device_count())
-  ours_pos, peer_pos = b * t / ours, b * t / peer
+  ours_pos = b * t / ours
+  figures = {"positions_per_s": ours_pos, "evaluations_per_position": ours_evals / b}
   print(f"  agz_jax self-play      {ours_pos:12,.1f} positions/s  "
         f"{ours_pos * ours_evals / b:12,.0f} network evaluations/s "
         f"({ours_evals / b:.2f} per position)")
-  print(f"  pgx + mctx self-play   {peer_pos:12,.1f} positions/s  "
-        f"{peer_pos * (s + 1):12,.0f} network evaluations/s ({s + 1} per position)")
-  line = (f"  ratio agz_jax / pgx + mctx: {ours_pos / peer_pos:.2f}x (best times), "
-          f"{median_ratio:.2f}x (median of {args.repeats} rounds)")
-  if jax.default_backend() == "cpu" and cfg.size == 9:
-    met = min(ours_pos / peer_pos, median_ratio) >= CPU_TARGET
-    line += f"; CPU target {CPU_TARGET}x: {'met' if met else 'NOT met'}"
-  print(line)
+  if args.pgx:
+    peer = min(times["peer"])
+    median_ratio = float(np.median(np.asarray(times["peer"]) / np.asarray(times["ours"])))
+    peer_pos = b * t / peer
+    figures.update(pgx_positions_per_s=peer_pos, ratio=ours_pos / peer_pos,
+                   ratio_median=median_ratio)
+    print(f"  pgx + mctx self-play   {peer_pos:12,.1f} positions/s  "
+          f"{peer_pos * (s + 1):12,.0f} network evaluations/s ({s + 1} per position)")
+    line = (f"  ratio agz_jax / pgx + mctx: {ours_pos / peer_pos:.2f}x (best times), "
+            f"{median_ratio:.2f}x (median of {args.repeats} rounds)")
+    if jax.default_backend() == "cpu" and cfg.size == 9:
+      met = min(ours_pos / peer_pos, median_ratio) >= CPU_TARGET
+      line += f"; CPU target {CPU_TARGET}x: {'met' if met else 'NOT met'}"
+    print(line)
   if mesh is not None:
-    return
+    return figures
   net_step = min(times["net"])
+  figures["network_evaluations_per_s"] = evals_per_step / net_step
   print(f"  network alone: {s + 1} forwards at batch {b} take {net_step * 1e3:,.1f} ms "
         f"({evals_per_step / net_step:,.0f} evaluations/s), "
-        f"{net_step / (ours / t):.0%} of an agz_jax step ({ours / t * 1e3:,.1f} ms), "
-        f"{net_step / (peer / t):.0%} of a pgx + mctx step ({peer / t * 1e3:,.1f} ms)")
+        f"{net_step / (ours / t):.0%} of an agz_jax step ({ours / t * 1e3:,.1f} ms)"
+        + (f", {net_step / (peer / t):.0%} of a pgx + mctx step ({peer / t * 1e3:,.1f} ms)"
+           if args.pgx else ""))
   ours_net = net_step * ours_evals / evals_per_step
   print(f"  outside the network (step minus its network evaluations timed alone, noisy): "
-        f"agz_jax {(ours / t - ours_net) * 1e3:,.1f} ms, "
-        f"pgx + mctx {(peer / t - net_step) * 1e3:,.1f} ms per step")
+        f"agz_jax {(ours / t - ours_net) * 1e3:,.1f} ms"
+        + (f", pgx + mctx {(peer / t - net_step) * 1e3:,.1f} ms" if args.pgx else "")
+        + " per step")
 
-  if jax.default_backend() == "gpu":
-    flops = network_flops(cfg, net)
-    peak = args.peak_tflops * 1e12
-    print(f"  network FLOPs per evaluation: {flops / 1e6:,.1f} M; share of the "
-          f"{args.peak_tflops:g} TFLOP/s bf16 peak"
-          + (" (the network runs in float32)" if args.dtype == "float32" else ""))
-    for name, seconds, evals in (("agz_jax self-play", ours / t, ours_evals),
-                                 ("pgx + mctx self-play", peer / t, evals_per_step),
-                                 ("network alone", net_step, evals_per_step)):
-      rate = flops * evals / seconds
-      print(f"    {name:22s} {rate / 1e12:8.2f} TFLOP/s = {rate / peak:6.2%} of peak")
+  flops = network_flops(cfg, net)
+  counted = xla_flops(apply_fn, variables, planes[0])
+  figures["network_flops_per_evaluation"] = float(flops)
+  if counted:
+    figures["xla_flops_per_evaluation"] = counted
+  kind = jax.devices()[0].device_kind
+  peak_tflops = args.peak_tflops or bf16_peak_tflops(kind)
+  print(f"  network FLOPs per evaluation: {flops / 1e6:,.1f} M from the layer shapes"
+        + (f", {counted / 1e6:,.1f} M by XLA's cost analysis" if counted else ""))
+  if jax.default_backend() == "cpu" or not peak_tflops:
+    reason = ("the CPU has no bf16 peak to compare with" if jax.default_backend() == "cpu"
+              else f"no bf16 peak known for {kind!r} (give --peak-tflops)")
+    figures["peak_share_not_reported"] = reason
+    print(f"  share of the bf16 peak not reported: {reason}")
+    return figures
+  peak = peak_tflops * 1e12
+  figures["peak_tflops"] = peak_tflops
+  print(f"  share of the {peak_tflops:g} TFLOP/s bf16 peak of {kind}"
+        + (" (the network runs in float32)" if args.dtype == "float32" else ""))
+  for name, seconds, evals in (("agz_jax self-play", ours / t, ours_evals),
+                               ("pgx + mctx self-play", peer / t if args.pgx else None,
+                                evals_per_step),
+                               ("network alone", net_step, evals_per_step)):
+    if seconds is None:
+      continue
+    rate = flops * evals / seconds
+    key = {"agz_jax self-play": "selfplay", "pgx + mctx self-play": "pgx_selfplay",
+           "network alone": "network_alone"}[name]
+    figures[f"{key}_tflops"] = rate / 1e12
+    figures[f"{key}_peak_share"] = rate / peak
+    print(f"    {name:22s} {rate / 1e12:8.2f} TFLOP/s = {rate / peak:6.2%} of peak")
+  return figures
 
 
-def main():
+def arguments(argv=None) -> argparse.Namespace:
+  """The command line's settings; `argv` None reads sys.argv."""
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--size", type=int, default=9, help="board size")
   parser.add_argument("--batch", type=int, default=256, help="games played at once (B)")
@@ -296,14 +362,20 @@ def main():
   parser.add_argument("--cpu-devices", type=int, default=1,
                       help="on a CPU: split it into this many JAX devices (one per core uses "
                            "every core: XLA runs a convolution on one core)")
-  parser.add_argument("--peak-tflops", type=float, default=989.0,
-                      help="GPU dense bf16 peak, for the network's share of it (H100/H200: 989)")
-  args = parser.parse_args()
+  parser.add_argument("--peak-tflops", type=float, default=None,
+                      help="the device's dense bf16 peak, for the network's share of it "
+                           "(default: looked up by device kind, BF16_PEAK_TFLOPS)")
+  parser.add_argument("--no-pgx", dest="pgx", action="store_false",
+                      help="time our self-play only (pgx not installed)")
+  return parser.parse_args(argv)
+
+
+def main():
+  args = arguments()
   if args.cpu_devices > 1:
     jax.config.update("jax_num_cpu_devices", args.cpu_devices)
   print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
   measure(args)
-
 
 if __name__ == "__main__":
   main()
