@@ -124,9 +124,9 @@ def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) ->
 
   train_and_evaluate = training.train_and_evaluate
 
-  def train_and_save(config, workdir):
+  def train_and_save(config, workdir, **options):
     import jax  # pylint: disable=import-outside-toplevel
-    state = train_and_evaluate(config, workdir)
+    state = train_and_evaluate(config, workdir, **options)
     np.savez(out_path, process_index=np.int32(jax.process_index()),
              process_count=np.int32(jax.process_count()),
              device_count=np.int32(jax.device_count()),
