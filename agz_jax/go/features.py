@@ -181,7 +181,8 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
   """Ladder capture and escape planes of a batch of B positions.
 
   The candidates of the whole batch are read together on LADDER_LANES lanes per
-  position (see `ladders.read`), so the planes of a position never depend on the rest of the batch.
+  position (see `ladders.read`), so the planes of a position never depend on
+  the rest of the batch.
 
   Args:
     cfg: the game's configuration.
@@ -221,9 +222,9 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
                           ~is_capture, jnp.where(is_capture, capture_status, escape_status))
 
   outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards))
+  # (outcome is UNDECIDED past `count`: no hit there)
   is_capture, b, move, _ = jax.vmap(which)(jnp.arange(2 * size))
-  listed_here = jnp.arange(2 * size) < count
-  where = jnp.where(listed_here, b * (p + 1) + move, num_boards * (p + 1))
+  where = b * (p + 1) + move
   planes = []
   for hit in (is_capture & (outcome == ladders.CAPTURED), ~is_capture & (outcome == ladders.ESCAPED)):
     plane = jnp.zeros(num_boards * (p + 1), bool).at[jnp.where(hit, where, num_boards * (p + 1))]
