@@ -55,6 +55,8 @@ class Checkpointer:
   def save(self, iteration: int, state, config) -> None:
     """Saves asynchronously; `close` (or the next save) waits for it."""
     network = {"params": state.params, "batch_stats": state.batch_stats}
+    if hasattr(state, "patterns"):  # a fast policy's pattern dictionaries
+      network["patterns"] = state.patterns
     self.manager.save(iteration, args=ocp.args.Composite(
         state=ocp.args.StandardSave(state),
         network=ocp.args.StandardSave(network),
@@ -245,7 +247,8 @@ def upgrade_config(config: dict) -> dict:
   Older runs named their input planes in `game.features` (now the network's
   `model.encoding`), had no `model.kind` (self-play runs trained the residual
   network, "sl_policy" runs the policy network), no `task` (all were self-play)
-  and no `eval.dirichlet_fraction` (evaluation games had no root noise).
+  no `eval.dirichlet_fraction` (evaluation games had no root noise) and no
+  `search.c_puct` (AlphaGo's search came later: its paper's 5).
   """
   config = json.loads(json.dumps(config))
   config.setdefault("task", "selfplay")
@@ -255,6 +258,8 @@ def upgrade_config(config: dict) -> dict:
   game.pop("features", None)
   model.setdefault("kind", "policy" if config["task"] == "sl_policy" else "resnet")
   config.setdefault("eval", {}).setdefault("dirichlet_fraction", 0.0)
+  if "search" in config:
+    config["search"].setdefault("c_puct", 5.0)
   return config
 
 

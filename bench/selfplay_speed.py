@@ -65,7 +65,7 @@ def ours_loop(cfg: go.GoConfig, apply_fn, batch: int, steps: int, algorithm: str
           algorithm=algorithm, num_simulations=simulations,
           max_num_considered_actions=MAX_CONSIDERED, gumbel_scale=GUMBEL_SCALE,
           dirichlet_alpha=None, dirichlet_fraction=DIRICHLET_FRACTION, pb_c_init=PB_C_INIT,
-          pb_c_base=PB_C_BASE),
+          pb_c_base=PB_C_BASE, c_puct=5.0),
       encoding="agz17", **SELFPLAY)
 
   def play(variables, games, key, first_game):

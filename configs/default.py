@@ -29,7 +29,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.model.dtype = "float32"  # or "bfloat16" (compute; parameters stay float32)
 
   c.search = ml_collections.ConfigDict()
-  c.search.algorithm = "gumbel"  # or "puct" (AGZ, with Dirichlet noise at the root)
+  c.search.algorithm = "gumbel"  # or "puct" (AGZ, with Dirichlet noise at the root), "alphago"
   c.search.num_simulations = 32
   c.search.max_num_considered_actions = 16  # gumbel
   c.search.gumbel_scale = 1.0  # gumbel
@@ -37,6 +37,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.search.dirichlet_fraction = 0.25  # puct
   c.search.pb_c_init = 1.25  # puct
   c.search.pb_c_base = 19652.0  # puct
+  c.search.c_puct = 5.0  # alphago (the 2016 search; its players build their own settings)
 
   c.selfplay = ml_collections.ConfigDict()
   c.selfplay.num_games = 256  # B, games in progress at once (over all devices)

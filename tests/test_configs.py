@@ -9,7 +9,7 @@ import jax
 import pytest
 
 from agz_jax import game, go, metrics, nets, training
-from agz_jax.training import agz, optim, sl_policy
+from agz_jax.training import agz, optim, rollout_policy, sl_policy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -24,12 +24,25 @@ def load(name):
 
 SELFPLAY = [name for name in CONFIGS if load(name)[1].task == "selfplay"]
 SUPERVISED = [name for name in CONFIGS if load(name)[1].task == "sl_policy"]
+FAST = [name for name in CONFIGS if load(name)[1].task == "rollout_policy"]
 
 
 def test_the_expected_configs_exist():
   assert {"default", "cpu_9x9", "gpu_9x9", "gpu_19x19", "tpu_v4"} <= set(SELFPLAY)
   assert {"sl_policy_19x19", "sl_policy_cpu"} <= set(SUPERVISED)
-  assert set(SELFPLAY) | set(SUPERVISED) == set(CONFIGS)
+  assert {"rollout_policy", "tree_policy"} <= set(FAST)
+  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) == set(CONFIGS)
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_fast_policy_config_builds_a_training_state(name):
+  module, config = load(name)
+  assert "python -m agz_jax.launch --config" in module.__doc__
+  rollout_policy.check_model(config.model)
+  task = training.make_task(config)
+  assert task.abstract_state.params["weights"].shape == (config.model.num_features,)
+  assert task.abstract_state.patterns["3x3"].shape == (config.model.num_3x3, 2)
+  assert go.GoConfig(size=config.game.size).num_points == task.cfg.num_points
 
 
 @pytest.mark.parametrize("name", SUPERVISED)

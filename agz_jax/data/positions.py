@@ -121,26 +121,41 @@ def replay_positions(cfg: go.GoConfig, table: GameTable, games: jnp.ndarray,
   return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), picked)
 
 
-def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, encoding: str,
-           num_games: int, positions_per_game: int, augment: bool = True) -> Batch:
-  """A minibatch of num_games * positions_per_game random positions. Consumes rng_key.
+def sample_states(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, num_games: int,
+                  positions_per_game: int) -> tuple[go.GoState, jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+  """num_games * positions_per_game random positions as states. Consumes rng_key.
 
   Games are drawn with probability proportional to their length and positions
-  uniformly within each game, so every position of the table is equally likely;
-  with `augment` each position gets a random one of the 8 board symmetries.
-  Planes are those of `encoding` (go.features).
+  uniformly within each game, so every position of the table is equally likely.
+
+  Returns:
+    (states [B], action [B] the move played there, game [B] the table row,
+    move_number [B] moves played before the position).
   """
-  k_game, k_move, k_sym = jax.random.split(rng_key, 3)
+  k_game, k_move = jax.random.split(rng_key)
   length = table.length.astype(jnp.float32)
   games = jax.random.choice(k_game, table.num_games, (num_games,), p=length / jnp.sum(length))
   u = jax.random.uniform(k_move, (num_games, positions_per_game))
   move_numbers = jnp.minimum((u * table.length[games, None]).astype(jnp.int32),
                              table.length[games, None] - 1)
   states = replay_positions(cfg, table, games, move_numbers)
-  planes = go.features(cfg, states, encoding)
   game = jnp.repeat(games, positions_per_game)
   move_number = move_numbers.reshape(-1)
   action = table.moves[game, move_number].astype(jnp.int32)
+  return states, action, game, move_number
+
+
+def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, encoding: str,
+           num_games: int, positions_per_game: int, augment: bool = True) -> Batch:
+  """A minibatch of num_games * positions_per_game random positions. Consumes rng_key.
+
+  Positions as `sample_states`; with `augment` each position gets a random one
+  of the 8 board symmetries. Planes are those of `encoding` (go.features).
+  """
+  k_states, k_sym = jax.random.split(rng_key)
+  states, action, game, move_number = sample_states(
+      cfg, table, k_states, num_games=num_games, positions_per_game=positions_per_game)
+  planes = go.features(cfg, states, encoding)
   value_target = (table.winner[game] * states.to_play).astype(jnp.float32)
   if augment:
     k = jax.random.randint(k_sym, (planes.shape[0],), 0, go.NUM_SYMMETRIES)

@@ -3,8 +3,10 @@
 The module satisfies the game protocol of `agz_jax.game` (init, step,
 legal_actions, result, num_actions, max_length, pass_action, dirichlet_alpha, features,
 planes_shape, symmetries), each function taking a `GoConfig` first.
+`patterns` holds the features of AlphaGo's fast (rollout and tree) policies.
 """
 
+from agz_jax.go import patterns
 from agz_jax.go.config import GoConfig, dirichlet_alpha, max_length, num_actions, pass_action
 from agz_jax.go.coords import (COLUMNS, action_to_gtp, action_to_sgf_move, gtp_to_action,
                                sgf_move_to_action)
@@ -20,7 +22,7 @@ __all__ = [
     "BLACK", "COLUMNS", "EMPTY", "ENCODINGS", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
     "action_to_gtp", "action_to_sgf_move", "check_encoding", "check_setup", "dirichlet_alpha",
     "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
-    "legal_actions", "max_length", "num_actions", "num_planes", "parse_board", "pass_action", "planes_shape",
+    "legal_actions", "max_length", "num_actions", "num_planes", "parse_board", "pass_action", "patterns", "planes_shape",
     "play", "result", "score", "sensible_moves", "sgf_move_to_action", "step", "symmetries",
     "symmetry_permutations", "to_ascii", "transform_planes", "transform_policy",
 ]

@@ -291,7 +291,11 @@ def group_sizes(capacity_3x3: int, capacity_response: int, capacity_diamond: int
 
 
 def make_tables(codes: dict) -> Tables:
-  """Device tables from harvested dictionaries {'3x3', 'response', 'diamond': [C, 2] int32}."""
+  """Device tables from harvested dictionaries {'3x3', 'response', 'diamond': [C, 2] int32}.
+
+  A kind left out has no patterns (the rollout policy has no diamond patterns).
+  """
+  codes = {k: np.asarray(codes.get(k, np.zeros((0, 2), np.int32))) for k in KINDS}
   sizes = group_sizes(*(int(np.asarray(codes[k]).shape[0]) for k in ("3x3", "response", "diamond")))
   tables = Tables(pattern_3x3=Dictionary.expand(KINDS["3x3"], codes["3x3"]),
                   response=Dictionary.expand(KINDS["response"], codes["response"]),
@@ -357,15 +361,20 @@ def around(cfg: GoConfig, states: jnp.ndarray, offsets, fill=OFF_BOARD) -> jnp.n
   return jnp.stack([_shift(grid, d, fill).reshape(-1) for d in offsets], axis=-1)
 
 
+def check_config(cfg: GoConfig) -> None:
+  """Raises a ValueError unless the states of `cfg` keep what the features read."""
+  if cfg.history < 3:
+    raise ValueError(f"the fast policies need game.history >= 3 (the last two moves), "
+                     f"got {cfg.history}")
+
+
 def previous_moves(cfg: GoConfig, state: GoState) -> tuple[jnp.ndarray, jnp.ndarray]:
   """The points of the last move and of the move before it; P for a pass or none.
 
   Read from the boards the state keeps (a stone that was not there before), so
   the game's history must keep 3 boards (GoConfig.history >= 3).
   """
-  if cfg.history < 3:
-    raise ValueError(f"the fast policies need game.history >= 3 (the last two moves), "
-                     f"got {cfg.history}")
+  check_config(cfg)
   p = cfg.num_points
   me = state.to_play
   boards = (state.board, state.previous_boards[0], state.previous_boards[1])
@@ -475,8 +484,8 @@ def logits(weights: jnp.ndarray, feature_indices: jnp.ndarray) -> jnp.ndarray:
 
 # Harvesting the dictionaries from games.
 
-def harvest_codes(cfg: GoConfig, state: GoState) -> dict:
-  """The canonical codes of one position's patterns, to be counted on the host.
+def harvest_codes(cfg: GoConfig, state: GoState, kinds: tuple[str, ...] = tuple(KINDS)) -> dict:
+  """The canonical codes of one position's patterns of `kinds`, to be counted on the host.
 
   Returns:
     {kind: (hi, lo, valid)}: for "3x3" and "diamond" [P] arrays (the patterns
@@ -490,10 +499,15 @@ def harvest_codes(cfg: GoConfig, state: GoState) -> dict:
   full, slot = _response_points(cfg, states, last)
   in_diamond = jnp.asarray(np.concatenate([neighbour_table(cfg.size, DIAMOND),
                                            np.full((1, len(DIAMOND)), p)]))[last] < p
-  return {"3x3": canonical(KINDS["3x3"], around(cfg, states, RING)) + (empty,),
-          "diamond": canonical(KINDS["diamond"], around(cfg, states, DIAMOND)) + (empty,),
-          "response": canonical(KINDS["response"], full, slot) + (
-              in_diamond & (full[:, :len(DIAMOND)].diagonal() == EMPTY_POINT),)}
+  out = {}
+  if "3x3" in kinds:
+    out["3x3"] = canonical(KINDS["3x3"], around(cfg, states, RING)) + (empty,)
+  if "diamond" in kinds:
+    out["diamond"] = canonical(KINDS["diamond"], around(cfg, states, DIAMOND)) + (empty,)
+  if "response" in kinds:
+    out["response"] = canonical(KINDS["response"], full, slot) + (
+        in_diamond & (full[:, :len(DIAMOND)].diagonal() == EMPTY_POINT),)
+  return out
 
 
 class PatternCounter:

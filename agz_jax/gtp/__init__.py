@@ -5,6 +5,9 @@
   python -m agz_jax.gtp --random                                      # a random player (any size)
   python -m agz_jax.gtp --checkpoint workdir/sl_policy_cpu --sample-moves 30 --seed 7
       # an SL policy checkpoint always plays its policy; the first 30 moves drawn from it
+  python -m agz_jax.gtp --player alphago:prior=workdir/sl_policy_cpu,rollout=workdir/rollout_policy \
+      --seconds-per-move 2     # AlphaGo's search: SL prior, leaves valued by rollouts
+  python -m agz_jax.gtp --pretrained alphago-19x19   # the bundle shipped in pretrained/
 
 Commands: protocol_version, name, version, known_command, list_commands, quit,
 boardsize, clear_board, komi, play, genmove, undo, showboard, final_score,

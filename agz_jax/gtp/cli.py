@@ -14,6 +14,10 @@ def main(argv=None):
   who = parser.add_mutually_exclusive_group(required=True)
   who.add_argument("--checkpoint", help="training workdir or checkpoint directory (local or gs://)")
   who.add_argument("--random", action="store_true", help="a random player instead of a network")
+  who.add_argument("--player", help="any player: a checkpoint, 'random', an AlphaGo bundle folder "
+                                    "or alphago:prior=DIR,rollout=DIR,lambda=1")
+  who.add_argument("--pretrained", help="a network shipped in the repository's pretrained/ folder "
+                                        "(e.g. alphago-19x19)")
   parser.add_argument("--simulations", type=int, default=None,
                       help=f"searches per move (default {players.SIMULATIONS})")
   parser.add_argument("--seconds-per-move", type=float, default=None)
@@ -33,13 +37,15 @@ def main(argv=None):
                       help="without search: draw the first N moves of a game from the policy")
   args = parser.parse_args(argv)
   try:
-    player = load_player("random" if args.random else args.checkpoint,
+    spec = ("random" if args.random else args.player or args.checkpoint
+            or players.pretrained_path(args.pretrained))
+    player = load_player(spec,
                          simulations=(players.SIMULATIONS if args.simulations is None
                                       else args.simulations),
                          algorithm=args.algorithm, seed=args.seed, sample_moves=args.sample_moves,
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
                          considered_actions=args.considered_actions)
-  except (FileNotFoundError, paths.UnsupportedPath) as e:
+  except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations
   engine = Engine(player, komi=args.komi, simulations=sims, seconds_per_move=args.seconds_per_move,

@@ -2,6 +2,7 @@
 
 import jax.numpy as jnp
 
+from agz_jax.nets.fast_policy import FastPolicy
 from agz_jax.nets.policy import PolicyNet
 from agz_jax.nets.resnet import AlphaZeroNet
 
@@ -10,6 +11,7 @@ _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 KINDS = {
     "resnet": (AlphaZeroNet, ("blocks", "channels", "value_hidden"), True),
     "policy": (PolicyNet, ("layers", "filters"), False),
+    "fast_policy": (FastPolicy, ("num_features",), False),
 }
 
 
@@ -27,7 +29,9 @@ def make(model_config):
     model_config: a ConfigDict (or dict) with `kind` (one of KINDS), `dtype`
       and the fields of that kind: resnet: blocks, channels, value_hidden
       (AlphaGo Zero's dual-head network, returns (logits, value)); policy:
-      layers, filters (AlphaGo's policy CNN, returns logits).
+      layers, filters (AlphaGo's policy CNN, returns logits); fast_policy:
+      num_features (AlphaGo's rollout / tree policy on pattern features,
+      returns logits).
   """
   kind = model_config["kind"]
   if kind not in KINDS:

@@ -1,5 +1,8 @@
 """One way to build every kind of player: load_player(spec)."""
 
+import os
+
+from agz_jax.players import alphago_player
 from agz_jax.players.network import load_network
 from agz_jax.players.policy_player import PolicyPlayer
 from agz_jax.players.random_player import RandomPlayer
@@ -17,7 +20,9 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
   """A player from its description.
 
   Args:
-    spec: 'random', or a training workdir or checkpoint directory.
+    spec: 'random', a training workdir or checkpoint directory, or an AlphaGo
+      player: a bundle folder (with alphago.json) or 'alphago:key=value,...'
+      (players.alphago_player).
     simulations: searches per move; 0 plays the policy.
     algorithm: 'gumbel' or 'puct' (default: the training run's).
     seed: PRNG seed of the random moves, the search's noise or the sampled moves.
@@ -27,16 +32,39 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     considered_actions: Gumbel search: actions kept at the root.
 
   Returns:
-    A RandomPlayer; a PolicyPlayer for an SL policy network (it has no value to
-    search with), with `policy_only` or without simulations; else a SearchPlayer.
+    A RandomPlayer; an AlphaGoPlayer; a PolicyPlayer for an SL policy network
+    (it has no value to search with), with `policy_only` or without
+    simulations; else a SearchPlayer.
 
   Raises:
     FileNotFoundError: no checkpoint at `spec`.
+    ValueError: a bundle or spec that does not read.
   """
   if spec == "random":
     return RandomPlayer(seed)
+  if alphago_player.is_bundle(spec):
+    return alphago_player.AlphaGoPlayer(alphago_player.read_bundle(spec), simulations=simulations,
+                                        seed=seed, reuse_tree=reuse_tree)
   network = load_network(spec)
   if policy_only or simulations <= 0 or not network.has_value:
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
                       considered_actions=considered_actions, reuse_tree=reuse_tree)
+
+
+def pretrained_path(name: str) -> str:
+  """The folder of a network the repository ships in pretrained/ (an editable install's).
+
+  Raises:
+    FileNotFoundError: no such network, naming those there are.
+  """
+  folder = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+      __file__)))), "pretrained")
+  path = os.path.join(folder, name)
+  if not name or os.sep in name or not os.path.isdir(path):
+    have = sorted(d for d in os.listdir(folder) if not d.startswith(".")) if os.path.isdir(folder) else []
+    raise FileNotFoundError(
+        f"no pretrained network {name!r}" + (f"; there are: {', '.join(have)}" if have else
+                                             ": pretrained networks ship with the repository "
+                                             "(clone it and pip install -e .)"))
+  return path

@@ -39,12 +39,17 @@ def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchCo
   game = Game(go, cfg)
   out = search.run_search(game, search.flax_network(game, model, encoding), variables,
                           states, key, settings, reuse=reuse)
+  return search_arrays(settings, out), out.search_tree
+
+
+def search_arrays(settings: search.SearchConfig, out) -> dict:
+  """What a player reads of a search (run_search's dict) from its mctx.PolicyOutput."""
   tree = out.search_tree
   summary = tree.summary()
   return dict(best=search.best_action(settings, out), visits=summary.visit_counts,
               qvalues=summary.qvalues, value=summary.value,
               prior=jax.nn.softmax(tree.children_prior_logits[:, 0], -1),
-              children_index=tree.children_index, children_visits=tree.children_visits), tree
+              children_index=tree.children_index, children_visits=tree.children_visits)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))

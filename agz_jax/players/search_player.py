@@ -63,15 +63,19 @@ class SearchPlayer(NetworkPlayer):
     out, tree = run_search(net.model, net.encoding, cfg, settings, net.variables, batch(state),
                            key, reuse)
     self._tree = (tree, cfg) if self.algorithm == "puct" else None
-    out = jax.device_get(out)
-    visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
-    best = int(out["best"][0])
-    rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
-    order = [int(a) for a in np.argsort(rank, kind="stable") if visits[a] > 0]
-    cands = [{"action": a, "visits": int(visits[a]), "value": float(q[a]),
-              "prior": float(prior[a]), "pv": _principal_variation(out, a)}
-             for a in order]
-    return {"action": best, "value": float(out["value"][0]), "candidates": cands}
+    return candidates(jax.device_get(out))
+
+
+def candidates(out: dict) -> dict:
+  """analyse's result from a search's arrays (run_search's dict, on the host, batch of one)."""
+  visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
+  best = int(out["best"][0])
+  rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
+  order = [int(a) for a in np.argsort(rank, kind="stable") if visits[a] > 0]
+  cands = [{"action": a, "visits": int(visits[a]), "value": float(q[a]),
+            "prior": float(prior[a]), "pv": _principal_variation(out, a)}
+           for a in order]
+  return {"action": best, "value": float(out["value"][0]), "candidates": cands}
 
 
 def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:

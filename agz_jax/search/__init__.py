@@ -1,7 +1,7 @@
 """Search: mctx over a real game, with pluggable leaf evaluators.
 
 `run_search(game, evaluator, variables, states, rng_key, search_config)` runs
-Gumbel MuZero or AlphaGo Zero's PUCT from a batch of positions; an evaluator
+Gumbel MuZero, AlphaGo Zero's PUCT or AlphaGo's PUCT from a batch of positions; an evaluator
 (`evaluators.network`, or any function of the same signature) values the
 leaves; `best_action` / `choose_action` turn a search into a move.
 """
@@ -9,12 +9,14 @@ leaves; `best_action` / `choose_action` turn a search into a move.
 from agz_jax.search.actions import best_action, choose_action, sample_action
 from agz_jax.search.config import ALGORITHMS, SearchConfig
 from agz_jax.search.evaluators import ApplyFn, Evaluator, flax_network, network
-from agz_jax.search.mcts import (Root, evaluate, evaluator_key, gumbel_policy, legal_mask,
-                                 make_recurrent_fn, masked_logits, run_search)
+from agz_jax.search.mcts import (Root, alphago_policy, alphago_selection, evaluate, evaluator_key,
+                                 gumbel_policy, legal_mask, make_recurrent_fn, masked_logits,
+                                 run_search)
 from agz_jax.search.reuse import find_node, reroot
 
 __all__ = [
-    "ALGORITHMS", "ApplyFn", "Evaluator", "Root", "SearchConfig", "best_action", "choose_action",
+    "ALGORITHMS", "ApplyFn", "Evaluator", "Root", "SearchConfig", "alphago_policy",
+    "alphago_selection", "best_action", "choose_action",
     "evaluate", "evaluator_key", "find_node", "flax_network", "gumbel_policy", "legal_mask", "make_recurrent_fn", "masked_logits",
     "network", "reroot", "run_search", "sample_action",
 ]

@@ -8,7 +8,7 @@ from agz_jax.search.config import SearchConfig
 
 
 def best_action(search: SearchConfig, out: mctx.PolicyOutput) -> jax.Array:
-  """[B] int32: Gumbel's sequential-halving winner, or PUCT's most visited action."""
+  """[B] int32: Gumbel's sequential-halving winner, or the most visited action (PUCT, AlphaGo)."""
   if search.algorithm == "gumbel":
     return out.action.astype(jnp.int32)
   return jnp.argmax(out.search_tree.summary().visit_counts, axis=-1).astype(jnp.int32)

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-ALGORITHMS = ("gumbel", "puct")
+ALGORITHMS = ("gumbel", "puct", "alphago")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -11,8 +11,9 @@ class SearchConfig:
   (`from_config`), so every default lives in the config files.
 
   Attributes:
-    algorithm: 'gumbel' (Gumbel MuZero's sequential halving, mctx) or 'puct'
-      (AlphaGo Zero's PUCT with Dirichlet noise at the root).
+    algorithm: 'gumbel' (Gumbel MuZero's sequential halving, mctx), 'puct'
+      (AlphaGo Zero's PUCT with Dirichlet noise at the root) or 'alphago'
+      (AlphaGo's 2016 PUCT: raw Q, a constant c_puct, no noise).
     num_simulations: simulations per search.
     max_num_considered_actions: Gumbel: actions kept by sequential halving.
     gumbel_scale: Gumbel: scale of the root noise.
@@ -21,6 +22,7 @@ class SearchConfig:
     dirichlet_fraction: PUCT: weight of the noise in the root prior (0: none).
     pb_c_init: PUCT exploration constant.
     pb_c_base: PUCT exploration base.
+    c_puct: AlphaGo's exploration constant (5 in the paper).
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
       uses it against a collapse seen from scratch: with komi, a side that
@@ -36,6 +38,7 @@ class SearchConfig:
   dirichlet_fraction: float
   pb_c_init: float
   pb_c_base: float
+  c_puct: float
   min_pass_moves: int = 0
 
   def __post_init__(self):

@@ -103,7 +103,7 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
       result independent of the games it is batched with, as sharded
       self-play needs.
     search: the settings.
-    reuse: PUCT only: a tree from an earlier search (of this function with the
+    reuse: PUCT and AlphaGo only: a tree from an earlier search (of this function with the
       same num_simulations and reuse) in which the positions `states` were
       reached (any earlier tree of at most 2 * num_simulations + 1 nodes); the
       subtree under each position is kept with its visits and num_simulations
@@ -214,8 +214,48 @@ def _policy(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Ar
                                        2 * search.num_simulations + 1)
     capacity = 2 * search.num_simulations
     loop_fn = reuse_lib.reusing_loop(kept_tree, kept, search.num_simulations)
+  if search.algorithm == "alphago":
+    return alphago_policy(variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
+                          invalid_actions=~legal, c_puct=search.c_puct)
   alpha = game.dirichlet_alpha if search.dirichlet_alpha is None else search.dirichlet_alpha
   return mctx.muzero_policy(
       variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
       invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
       dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base)
+
+
+def alphago_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, depth, *,
+                      c_puct: float) -> jax.Array:
+  """AlphaGo's (2016) choice at a node: argmax of Q + c_puct P sqrt(sum N) / (1 + N).
+
+  Q is the mean backed-up value of the child (0 while unvisited), not normalised;
+  sum N is at least 1, so the first visit of a node follows its prior. Illegal
+  children (masked prior logits) and the root's invalid actions are never chosen.
+  """
+  visits = tree.children_visits[node_index]
+  logits = tree.children_prior_logits[node_index]
+  legal = logits > jnp.finfo(logits.dtype).min / 2
+  q = jnp.where(visits > 0, tree.qvalues(node_index), 0.0)
+  u = c_puct * jax.nn.softmax(logits) * jnp.sqrt(jnp.maximum(jnp.sum(visits), 1)) / (1 + visits)
+  score = q + u + 1e-7 * jax.random.uniform(rng_key, q.shape)  # ties broken at random
+  invalid = tree.root_invalid_actions.astype(bool) & (depth == 0)
+  return jnp.argmax(jnp.where(legal & ~invalid, score, -jnp.inf)).astype(jnp.int32)
+
+
+def alphago_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
+                   num_simulations: int, *, invalid_actions: jax.Array, c_puct: float,
+                   loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
+  """AlphaGo's search (mctx.search with `alphago_selection`): the most visited move.
+
+  Returns:
+    mctx.PolicyOutput: `action` [B] the most visited root action,
+    `action_weights` [B, A] the root's visit distribution, `search_tree`.
+  """
+  selection = functools.partial(alphago_selection, c_puct=c_puct)
+  tree = mctx.search(params=variables, rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
+                     root_action_selection_fn=functools.partial(selection, depth=0),
+                     interior_action_selection_fn=selection, num_simulations=num_simulations,
+                     invalid_actions=invalid_actions, loop_fn=loop_fn)
+  summary = tree.summary()
+  action = jnp.argmax(summary.visit_counts, axis=-1).astype(jnp.int32)
+  return mctx.PolicyOutput(action=action, action_weights=summary.visit_probs, search_tree=tree)

@@ -6,12 +6,13 @@ A task is one module with its state, its jitted step and its metrics (a
 
 import ml_collections
 
-from agz_jax.training import agz, loop, optim, sl_policy
+from agz_jax.training import agz, loop, optim, rollout_policy, sl_policy
 from agz_jax.training.loop import Task
 
 TASKS: dict[str, type[Task]] = {
     "selfplay": agz.AlphaZeroTask,
     "sl_policy": sl_policy.SLPolicyTask,
+    "rollout_policy": rollout_policy.FastPolicyTask,
 }
 
 
@@ -41,5 +42,5 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str, *,
                   time_limit_s=time_limit_s)
 
 
-__all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "sl_policy",
+__all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "rollout_policy", "sl_policy",
            "train_and_evaluate"]

@@ -74,9 +74,23 @@ def train_step(cfg, model, optimizer, config, batch_sharding, state: SLState,
                            positions_per_game=config.data.positions_per_game)
   batch = jax.lax.with_sharding_constraint(batch, batch_sharding)
 
-  def loss_fn(params):
+  def loss_terms(params):
     logits = model.apply({"params": params}, batch.planes, train=True)
-    loss, top1, _ = _scores(logits, batch.action)
+    return _scores(logits, batch.action)[:2]
+
+  return cross_entropy_update(optimizer, config, state, rng, loss_terms)
+
+
+def cross_entropy_update(optimizer, config, state, rng, loss_terms):
+  """One optimizer step of a supervised task; returns (state, metrics).
+
+  Args:
+    loss_terms: params -> (cross-entropy [B], top-1 hits [B]); the loss is
+      their mean cross-entropy plus the L2 penalty of train.weight_decay.
+    rng: the state's next key.
+  """
+  def loss_fn(params):
+    loss, top1 = loss_terms(params)
     l2 = optim.l2_penalty(params, config.train.weight_decay)
     return jnp.mean(loss) + l2, (jnp.mean(loss), jnp.mean(top1))
 
@@ -132,10 +146,30 @@ def load_tables(cfg: go.GoConfig, config) -> tuple[positions.GameTable, position
           jax.tree.map(jnp.asarray, positions.make_table(archive, val_idx)), info)
 
 
-class SLPolicyTask(Task):
-  """The jitted pieces of a supervised run, built once from a config."""
+class SupervisedTask(Task):
+  """What the supervised tasks share: evaluations every `eval.every` steps, progress lines."""
 
   unit = "step"
+
+  def _evaluating(self, i: int) -> bool:
+    every = self.config.eval.every
+    return bool(every) and (i % every == 0 or i == self.total)
+
+  def reporting(self, i: int) -> bool:
+    return i % self.config.log_every == 0 or self._evaluating(i)
+
+  def lines(self, i: int, metrics: dict, seconds: float, eta: float, compiling: bool) -> list[str]:
+    speed = "compiling" if compiling else f"{metrics['positions_per_s']:,.0f} pos/s"
+    line = (f"step {i}/{self.total} | {speed} | loss {metrics['loss_policy']:.3f} "
+            f"top1 {metrics['train_top1']:.3f} | lr {metrics['learning_rate']:.2g}")
+    if "val_top1" in metrics:
+      line += (f" | val loss {metrics['val_loss']:.3f} top1 {metrics['val_top1']:.3f} "
+               f"top5 {metrics['val_top5']:.3f}")
+    return [f"{line} | ETA {format_eta(eta)}"]
+
+
+class SLPolicyTask(SupervisedTask):
+  """The jitted pieces of a supervised run, built once from a config."""
 
   def __init__(self, config: ml_collections.ConfigDict):
     super().__init__(config)
@@ -178,25 +212,9 @@ class SLPolicyTask(Task):
     del i
     return self._step(state, self.train_table)
 
-  def _evaluating(self, i: int) -> bool:
-    every = self.config.eval.every
-    return bool(every) and (i % every == 0 or i == self.total)
-
-  def reporting(self, i: int) -> bool:
-    return i % self.config.log_every == 0 or self._evaluating(i)
-
   def report(self, i: int, state: SLState, metrics: dict) -> tuple[SLState, dict]:
     metrics["learning_rate"] = float(self.schedule(i))
     if self._evaluating(i):
       metrics.update({k: float(v) for k, v in parallel.to_host(
           self.evaluate(state.params, self.val_batch)).items()})
     return state, metrics
-
-  def lines(self, i: int, metrics: dict, seconds: float, eta: float, compiling: bool) -> list[str]:
-    speed = "compiling" if compiling else f"{metrics['positions_per_s']:,.0f} pos/s"
-    line = (f"step {i}/{self.total} | {speed} | loss {metrics['loss_policy']:.3f} "
-            f"top1 {metrics['train_top1']:.3f} | lr {metrics['learning_rate']:.2g}")
-    if "val_top1" in metrics:
-      line += (f" | val loss {metrics['val_loss']:.3f} top1 {metrics['val_top1']:.3f} "
-               f"top5 {metrics['val_top5']:.3f}")
-    return [f"{line} | ETA {format_eta(eta)}"]

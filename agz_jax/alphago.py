@@ -1,0 +1,102 @@
+"""AlphaGo's (2016) leaf evaluation, as a search evaluator.
+
+Silver et al. 2016 ("Search algorithm"): a new node's prior is the SL policy
+network's softmax at temperature beta (P = p_sigma^beta, beta = 0.67), and a
+leaf's value mixes the value network with the outcome of a rollout played to
+the end with the fast rollout policy p_pi: V = (1 - lambda) v(s) + lambda z.
+In a synchronous search every leaf gets both, so backing up V gives the
+paper's Q = (1 - lambda) W_v / N_v + lambda W_r / N_r exactly. Here a leaf is
+valued by `rollouts_per_leaf` rollouts at once (their mean z), which keeps a
+batched machine busy although the search looks at one leaf at a time; lambda =
+1 (rollouts only) until a value network exists. The prior can also be uniform
+(no policy network: the paper's "rollouts only" variants without p_sigma).
+
+The selection rule (raw Q + c_puct P sqrt(sum N) / (1 + N), the most visited
+move played) is the search's `algorithm = "alphago"` (agz_jax.search).
+"""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from agz_jax import go, search
+from agz_jax.go import patterns, rollout
+
+PRIORS = ("sl", "uniform")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LeafSettings:
+  """How a leaf is valued; hashable (a static jit argument).
+
+  Attributes:
+    prior: "sl" (the SL policy network at temperature beta) or "uniform".
+    beta: the prior's softmax temperature (the paper's 0.67).
+    mixing: lambda, the rollouts' weight in the leaf value (1: rollouts only;
+      the value network's share 1 - lambda needs a value network).
+    rollouts_per_leaf: rollouts from each leaf, averaged.
+    max_rollout_moves: a rollout stops after this many moves, scored as it stands.
+  """
+
+  prior: str = "sl"
+  beta: float = 0.67
+  mixing: float = 1.0
+  rollouts_per_leaf: int = 8
+  max_rollout_moves: int = 500
+
+  def __post_init__(self):
+    if self.prior not in PRIORS:
+      raise ValueError(f"prior must be one of {', '.join(PRIORS)}, got {self.prior!r}")
+    if not 0.0 <= self.mixing <= 1.0:
+      raise ValueError(f"lambda (mixing) must be in [0, 1], got {self.mixing}")
+    if self.mixing != 1.0:
+      raise ValueError("lambda below 1 mixes in a value network, which AlphaGo players do not "
+                       "have yet: use lambda = 1 (rollouts only)")
+    if self.beta <= 0:
+      raise ValueError(f"beta must be positive, got {self.beta}")
+    if not isinstance(self.rollouts_per_leaf, int) or self.rollouts_per_leaf < 1:
+      raise ValueError(f"rollouts per leaf must be a positive integer, got {self.rollouts_per_leaf!r}")
+
+
+def rollout_logits(cfg: go.GoConfig, rollout_model, groups: tuple[str, ...]):
+  """logits_fn(variables, states) of a fast policy: variables = {'params', 'tables'}."""
+  def logits_fn(variables, states):
+    idx = jax.vmap(lambda s: patterns.indices(cfg, variables["tables"], s, groups))(states)
+    return rollout_model.apply({"params": variables["params"]}, idx)
+  return logits_fn
+
+
+def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollout_groups,
+              prior_model=None, prior_encoding: str = "alphago48") -> search.Evaluator:
+  """The leaf evaluator: (variables, states [B], rng_key) -> (prior logits [B, A], value [B]).
+
+  Args:
+    cfg: the game (its history must cover the prior's encoding and the patterns).
+    settings: the leaf settings.
+    rollout_model, rollout_groups: the fast rollout policy (nets.FastPolicy) and
+      its feature groups.
+    prior_model, prior_encoding: the SL policy network and its input planes
+      (for settings.prior == "sl").
+
+  `variables` holds {'rollout': {'params', 'tables'}} and, with the SL prior,
+  'prior': the policy network's variables. The key is consumed by the rollouts.
+  """
+  if settings.prior == "sl" and prior_model is None:
+    raise ValueError("an SL prior needs the SL policy network")
+  fast = rollout_logits(cfg, rollout_model, rollout_groups)
+  k = settings.rollouts_per_leaf
+
+  def evaluate(variables, states, rng_key):
+    b = states.board.shape[0]
+    if settings.prior == "sl":
+      logits = prior_model.apply(variables["prior"], go.features(cfg, states, prior_encoding))
+      logits = logits.astype(jnp.float32) / settings.beta
+    else:
+      logits = jnp.zeros((b, cfg.num_actions), jnp.float32)
+    starts = jax.tree.map(lambda x: jnp.repeat(x, k, axis=0), states)
+    z = rollout.rollouts(cfg, lambda s: fast(variables["rollout"], s), starts, rng_key,
+                         max_moves=settings.max_rollout_moves)
+    return logits, jnp.mean(z.reshape(b, k), axis=1)
+
+  return evaluate

@@ -1,0 +1,171 @@
+"""AlphaGo's (2016) player: its search with the SL policy's prior and rollouts at the leaves.
+
+A player is described by a bundle: a folder with `alphago.json`, e.g.
+
+  {"prior": "sl_policy", "rollout": "rollout_policy", "lambda": 1.0, "beta": 0.67,
+   "rollouts_per_leaf": 8}
+
+where "prior" and "rollout" name checkpoints (training workdirs or checkpoint
+folders; relative to the bundle) of an SL policy network and of a fast rollout
+policy; "prior": "uniform" searches without a policy network. On a command line
+the same keys can be written as a spec: `alphago:prior=DIR,rollout=DIR,lambda=1`.
+"""
+
+import functools
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import alphago, go, nets, paths, search
+from agz_jax.game import Game
+from agz_jax.players.network import batch, search_arrays
+from agz_jax.players.search_player import candidates
+
+BUNDLE_FILE = "alphago.json"
+SPEC_PREFIX = "alphago:"
+# Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
+DEFAULTS = {"prior": "uniform", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf": 8,
+            "max_rollout_moves": 500, "c_puct": 5.0}
+
+
+def is_bundle(spec: str) -> bool:
+  return spec.startswith(SPEC_PREFIX) or (paths.path(spec) / BUNDLE_FILE).exists()
+
+
+def read_bundle(spec: str) -> dict:
+  """The settings of a bundle folder or an `alphago:key=value,...` spec, paths made absolute.
+
+  Raises:
+    ValueError: an unknown key, a value of the wrong kind, no rollout policy.
+    FileNotFoundError: the bundle file is missing.
+  """
+  if spec.startswith(SPEC_PREFIX):
+    base, settings = os.getcwd(), {}
+    for item in filter(None, spec[len(SPEC_PREFIX):].split(",")):
+      key, sep, value = item.partition("=")
+      if not sep:
+        raise ValueError(f"alphago spec: {item!r} is not key=value (keys: rollout, "
+                         f"{', '.join(DEFAULTS)})")
+      settings[key.strip()] = value.strip()
+  else:
+    base = spec
+    try:
+      settings = json.loads((paths.path(spec) / BUNDLE_FILE).read_text())
+    except json.JSONDecodeError as e:
+      raise ValueError(f"{spec}/{BUNDLE_FILE} is not valid JSON ({e})") from e
+  unknown = sorted(set(settings) - set(DEFAULTS) - {"rollout"})
+  if unknown:
+    raise ValueError(f"alphago player: unknown setting {unknown[0]!r}; the settings are "
+                     f"rollout, {', '.join(DEFAULTS)}")
+  if "rollout" not in settings:
+    raise ValueError("alphago player: no rollout policy given (rollout=DIR)")
+  out = dict(DEFAULTS, **settings)
+  for key in ("lambda", "beta", "c_puct"):
+    out[key] = _number(key, out[key], float)
+  for key in ("rollouts_per_leaf", "max_rollout_moves"):
+    out[key] = _number(key, out[key], int)
+  for key in ("rollout", "prior"):
+    if key == "rollout" or out[key] != "uniform":
+      out[key] = out[key] if paths.is_remote(out[key]) or os.path.isabs(out[key]) else (
+          os.path.join(base, out[key]))
+  return out
+
+
+def _number(key, value, kind):
+  try:
+    return kind(value)
+  except (TypeError, ValueError):
+    raise ValueError(f"alphago player: {key} must be a{'n integer' if kind is int else ' number'}, "
+                     f"got {value!r}") from None
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5, 6))
+def _search(cfg: go.GoConfig, settings: search.SearchConfig, leaf: alphago.LeafSettings, rollout_model,
+            groups, prior_model, prior_encoding, variables, states, key, reuse=None):
+  game = Game(go, cfg)
+  evaluate = alphago.evaluator(cfg, leaf, rollout_model=rollout_model, rollout_groups=groups,
+                               prior_model=prior_model, prior_encoding=prior_encoding)
+  out = search.run_search(game, evaluate, variables, states, key, settings, reuse=reuse)
+  return search_arrays(settings, out), out.search_tree
+
+
+class AlphaGoPlayer:
+  """Searches with AlphaGo's PUCT, its leaves valued by rollouts of the fast policy.
+
+  Args:
+    settings: read_bundle's output.
+    simulations: per move.
+    seed: PRNG seed of the rollouts.
+    reuse_tree: start each search from the subtree of the position reached.
+  """
+
+  planes = {"history": 8}  # the 48 planes and the patterns read the last boards
+  has_value = True  # the rollouts' mean outcome
+
+  def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True):
+    from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+    from agz_jax.training import rollout_policy  # pylint: disable=import-outside-toplevel
+    self.simulations = simulations
+    self.reuse_tree = reuse_tree
+    self.leaf = alphago.LeafSettings(
+        prior="uniform" if settings["prior"] == "uniform" else "sl", beta=settings["beta"],
+        mixing=settings["lambda"], rollouts_per_leaf=settings["rollouts_per_leaf"],
+        max_rollout_moves=settings["max_rollout_moves"])
+    rollout_config, rollout_vars = checkpoint.load_network(settings["rollout"])
+    if rollout_config.model.kind != "fast_policy":
+      raise ValueError(f"{settings['rollout']} holds a {rollout_config.model.kind} network, "
+                       f"not a fast rollout policy")
+    self.rollout_model = nets.make(rollout_config.model)
+    self.groups = rollout_policy.groups_of(rollout_config.model)
+    self.variables = {"rollout": {
+        "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
+        "tables": go.patterns.make_tables(rollout_vars["patterns"])}}
+    self.prior = None
+    self.sizes = None  # patterns fit every board
+    name = "uniform"
+    if self.leaf.prior == "sl":
+      from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
+      self.prior = load_network(settings["prior"])
+      if self.prior.has_value:
+        raise ValueError(f"{settings['prior']} is not an SL policy network")
+      self.variables["prior"] = self.prior.variables
+      self.sizes = self.prior.sizes
+      name = self.prior.name.replace("agz_jax-", "")
+    self.name = f"agz_jax-alphago-{name}-rollouts{self.leaf.rollouts_per_leaf}"
+    self.settings = search.SearchConfig(
+        algorithm="alphago", num_simulations=max(simulations, 1), max_num_considered_actions=1,
+        gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
+        pb_c_base=1.0, c_puct=settings["c_puct"])
+    self._key = jax.random.PRNGKey(seed)
+    self._tree = None
+
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
+    """Searches the position; the result as SearchPlayer.analyse's."""
+    simulations = self.simulations if simulations is None else simulations
+    if simulations < 1:
+      raise ValueError(f"a search needs at least one simulation, got {simulations}")
+    self._key, key = jax.random.split(self._key)
+    reuse = None
+    if self.reuse_tree and self._tree is not None:
+      tree, tree_cfg = self._tree
+      if tree_cfg == cfg and tree.node_visits.shape[1] <= 2 * simulations + 1:
+        reuse = tree
+    settings = self.settings.replace(num_simulations=simulations)
+    prior_model = self.prior.model if self.prior else None
+    encoding = self.prior.encoding if self.prior else "alphago48"
+    out, tree = _search(cfg, settings, self.leaf, self.rollout_model, self.groups, prior_model,
+                        encoding, self.variables, batch(state), key, reuse)
+    self._tree = (tree, cfg)
+    return candidates(jax.device_get(out))
+
+  def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
+    """The search's prior over legal moves (the SL policy at temperature beta, or uniform)."""
+    if self.prior is None:
+      legal = np.asarray(go.legal_actions(cfg, state), np.float64)
+      return legal / legal.sum(), 0.0
+    prior, _ = self.prior.policy(cfg, state)
+    sharpened = np.where(prior > 0, prior ** (1.0 / self.leaf.beta), 0.0)
+    return sharpened / sharpened.sum(), 0.0

@@ -1,0 +1,228 @@
+"""AlphaGo's search: its selection rule, its leaf evaluation by rollouts, and its GTP player."""
+
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import struct as flax_struct
+
+from agz_jax import alphago, checkpoint, go, gtp, nets, players, search
+from agz_jax.game import Game
+from agz_jax.go import patterns
+
+import helpers
+from test_rollout import EYES
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+from configs import rollout_policy as rollout_config, sl_policy_cpu  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def alphago_settings(simulations, c_puct=5.0):
+  return helpers.search_config(algorithm="alphago", num_simulations=simulations, c_puct=c_puct)
+
+
+def test_root_visits_follow_alphagos_formula():
+  # With every value 0, Q is 0 throughout and each simulation goes to the root child with the
+  # largest c_puct P sqrt(max(sum N, 1)) / (1 + N): a Python replay of the rule gives the counts.
+  cfg = go.GoConfig(size=5, komi=0.5)
+  state = go.play(cfg, [go.gtp_to_action(cfg, v) for v in ("C3", "B2", "D4")])
+  rng = np.random.default_rng(0)
+  logits = rng.normal(0, 1.5, cfg.num_actions).astype(np.float32)
+  logits[cfg.pass_action] = -30.0
+  variables = helpers.fake_variables(cfg.num_actions, logits, 0.0)
+  game = Game(go, cfg)
+  simulations = 40
+  out = jax.jit(functools.partial(search.run_search, game, helpers.fake_evaluator,
+                                  search=alphago_settings(simulations)))(
+      variables, jax.tree.map(lambda x: x[None], state), jax.random.PRNGKey(0))
+  visits = np.asarray(out.search_tree.summary().visit_counts[0])
+  legal = np.asarray(go.legal_actions(cfg, state))
+  prior = np.exp(logits - logits.max()) * legal
+  prior /= prior.sum()
+  n = np.zeros(cfg.num_actions)
+  for _ in range(simulations):
+    score = 5.0 * prior * np.sqrt(max(n.sum(), 1)) / (1 + n)
+    n[np.argmax(np.where(legal, score, -np.inf))] += 1
+  np.testing.assert_array_equal(visits, n)
+  assert int(out.action[0]) == int(np.argmax(n))
+  assert visits[~legal].sum() == 0
+
+
+def test_illegal_children_are_never_chosen_when_every_legal_one_looks_bad():
+  # Values of -1 everywhere make Q + u negative for visited legal children: an illegal child
+  # (prior 0, Q 0) would win if it were not masked.
+  cfg = go.GoConfig(size=5, komi=0.5)
+  state = go.play(cfg, [go.gtp_to_action(cfg, v) for v in ("C3", "B2", "D4", "B4")])
+  variables = helpers.fake_variables(cfg.num_actions, None, 1.0)
+  game = Game(go, cfg)
+  out = jax.jit(functools.partial(search.run_search, game, helpers.fake_evaluator,
+                                  search=alphago_settings(64)))(
+      variables, jax.tree.map(lambda x: x[None], state), jax.random.PRNGKey(1))
+  tree = out.search_tree
+  legal = np.asarray(go.legal_actions(cfg, state))
+  assert np.asarray(tree.summary().visit_counts[0])[~legal].sum() == 0
+  # Inside the tree too: every expanded node's children were legal where chosen.
+  embeddings = tree.embeddings
+  children = np.asarray(tree.children_index[0])
+  for node in range(children.shape[0]):
+    if np.asarray(tree.node_visits[0, node]) == 0:
+      continue
+    node_state = jax.tree.map(lambda x: x[0, node], embeddings)
+    node_legal = np.asarray(go.legal_actions(cfg, node_state))
+    chosen = np.flatnonzero(children[node] >= 0)
+    assert node_legal[chosen].all(), (node, chosen)
+
+
+def _fast_policy(tables):
+  model = nets.FastPolicy(num_features=patterns.num_features(tables, patterns.ROLLOUT_GROUPS))
+  params = model.init(jax.random.PRNGKey(0), jnp.zeros((1, 25, 1), jnp.int32))["params"]
+  return model, {"params": params, "tables": tables}
+
+
+EMPTY_TABLES = {k: np.full((4, 2), -1, np.int32) for k in ("3x3", "response")}
+
+
+def test_leaf_value_is_the_rollouts_mean_outcome_for_the_player_to_move():
+  size, black, white = go.parse_board(EYES)
+  cfg = go.GoConfig(size=size, komi=0.5)
+  model, rollout_vars = _fast_policy(patterns.make_tables(EMPTY_TABLES))
+  evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", rollouts_per_leaf=4),
+                               rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS)
+  states = jax.tree.map(lambda *x: jnp.stack(x), *[
+      go.init(cfg, black=black, white=white, to_play=c) for c in (go.BLACK, go.WHITE)])
+  logits, value = jax.jit(evaluate)({"rollout": rollout_vars}, states, jax.random.PRNGKey(0))
+  np.testing.assert_array_equal(np.asarray(value), [-1.0, 1.0])  # white owns more of the board
+  np.testing.assert_array_equal(np.asarray(logits), 0.0)  # the uniform prior
+
+
+def test_the_sl_prior_is_the_policy_network_at_temperature_beta():
+  cfg = go.GoConfig(size=9, komi=7.5)
+  net = nets.PolicyNet(layers=2, filters=8)
+  state = go.play(cfg, [40, 41])
+  planes = go.features(cfg, jax.tree.map(lambda x: x[None], state), "alphago48")
+  variables = net.init(jax.random.PRNGKey(3), planes)
+  model, rollout_vars = _fast_policy(patterns.make_tables(EMPTY_TABLES))
+  evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="sl", beta=0.5, rollouts_per_leaf=2),
+                               rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS,
+                               prior_model=net)
+  logits, value = jax.jit(evaluate)({"rollout": rollout_vars, "prior": variables},
+                                    jax.tree.map(lambda x: x[None], state), jax.random.PRNGKey(0))
+  np.testing.assert_allclose(np.asarray(logits), np.asarray(net.apply(variables, planes)) / 0.5,
+                             rtol=1e-5)
+  assert float(value[0]) in (-1.0, -0.0, 0.0, 1.0)
+
+
+def test_leaf_settings_refuse_what_they_cannot_do():
+  with pytest.raises(ValueError, match="prior must be one of sl, uniform"):
+    alphago.LeafSettings(prior="tau")
+  with pytest.raises(ValueError, match="lambda below 1 mixes in a value network"):
+    alphago.LeafSettings(mixing=0.5)
+  with pytest.raises(ValueError, match="rollouts per leaf must be a positive integer"):
+    alphago.LeafSettings(rollouts_per_leaf=0)
+
+
+# -- the player ---------------------------------------------------------------------------------
+
+@flax_struct.dataclass
+class FastNetwork:
+  """What a rollout_policy checkpoint's `network` item holds."""
+  params: dict
+  batch_stats: dict
+  patterns: dict
+
+
+def make_rollout_checkpoint(workdir, seed=0):
+  """A fast rollout policy saved as training would (random weights, dictionaries from random play)."""
+  config = rollout_config.get_config()
+  config.game.size = 9
+  config.model.num_3x3, config.model.num_response = 64, 32
+  cfg = go.GoConfig(size=9)
+  states = jax.tree.map(lambda *x: jnp.stack(x), *[go.play(cfg, list(range(s, 81, 7))[:9])
+                                                   for s in range(5)])
+  counter = patterns.PatternCounter()
+  counter.add(jax.jit(jax.vmap(functools.partial(patterns.harvest_codes, cfg)))(states))
+  codes = {"3x3": counter.dictionary("3x3", 64, 1), "response": counter.dictionary("response", 32, 1)}
+  rng = np.random.default_rng(seed)
+  params = {"weights": rng.normal(0, 0.5, config.model.num_features).astype(np.float32),
+            "pass_logit": np.float32(0)}
+
+  saver = checkpoint.Checkpointer(str(workdir), keep=1)
+  saver.save(1, FastNetwork(params, {}, codes), config)
+  saver.close()
+  return str(workdir)
+
+
+def make_sl_checkpoint(workdir):
+  config = sl_policy_cpu.get_config()
+  config.game.size = 9
+  config.model.layers, config.model.filters = 2, 8
+  net = nets.make(config.model)
+  variables = net.init(jax.random.PRNGKey(0), jnp.zeros((1, 9, 9, 48)))
+  saver = checkpoint.Checkpointer(str(workdir), keep=1)
+  saver.save(1, helpers.Network(variables["params"], {}), config)
+  saver.close()
+  return str(workdir)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+  folder = tmp_path_factory.mktemp("bundle")
+  make_rollout_checkpoint(folder / "rollout")
+  make_sl_checkpoint(folder / "sl")
+  (folder / "alphago.json").write_text(json.dumps(
+      {"prior": "sl", "rollout": "rollout", "rollouts_per_leaf": 4, "max_rollout_moves": 100}))
+  return str(folder)
+
+
+def test_bundle_player_searches_and_answers_lz_analyze(bundle):
+  player = players.load_player(bundle, simulations=8)
+  assert isinstance(player, players.AlphaGoPlayer)
+  assert player.sizes == (9,) and player.name == "agz_jax-alphago-sl-2x8-rollouts4"
+  engine = gtp.Engine(player, simulations=8)
+  _, ok, move = engine.handle("genmove b")
+  assert ok and move != "resign"
+  cfg = engine.cfg
+  out = player.analyse(cfg, engine.history[-1], 8)
+  assert sum(c["visits"] for c in out["candidates"]) >= 8  # the reused subtree adds visits
+  legal = np.asarray(go.legal_actions(cfg, engine.history[-1]))
+  assert all(legal[c["action"]] for c in out["candidates"])
+  assert -1.0 <= out["value"] <= 1.0
+
+
+def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
+  rollout = os.path.join(bundle, "rollout")
+  proc = subprocess.run(
+      [sys.executable, "-m", "agz_jax.gtp", "--player", f"alphago:rollout={rollout},prior=uniform",
+       "--simulations", "4"],
+      input="boardsize 7\nclear_board\ngenmove b\ngenmove w\nversion\nquit\n", capture_output=True,
+      text=True, timeout=600, cwd=REPO, check=False)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  replies = [r for r in proc.stdout.split("\n\n") if r.strip()]
+  assert len(replies) == 6 and all(r.startswith("=") for r in replies), proc.stdout
+  assert "alphago-uniform" in replies[4]
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("alphago:prior=uniform", "no rollout policy given"),
+    ("alphago:rollout=x,lamda=1", "unknown setting 'lamda'"),
+    ("alphago:rollout=x,rollouts_per_leaf=many", "rollouts_per_leaf must be an integer"),
+    ("alphago:rollout", "is not key=value"),
+])
+def test_bad_specs_get_one_clear_line(spec, message):
+  proc = subprocess.run([sys.executable, "-m", "agz_jax.gtp", "--player", spec], input="quit\n",
+                        capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
+  assert proc.returncode != 0
+  last = proc.stderr.strip().splitlines()[-1]
+  assert message in last and "Traceback" not in proc.stderr, proc.stderr[-1000:]
+
+
+def test_pretrained_names_what_there_is():
+  with pytest.raises(FileNotFoundError, match="no pretrained network 'nothing-here'"):
+    players.pretrained_path("nothing-here")
