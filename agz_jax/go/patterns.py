@@ -267,13 +267,16 @@ class Tables:
   """What a fast policy looks its patterns up in.
 
   Attributes:
-    pattern_3x3, response, diamond: the lookup Dictionary of each kind (the
-      diamond one is unused by the rollout policy).
+    pattern_3x3: [8**8] int32, the id of every raw 3x3 code (-1 where the
+      dictionary has none): 64 MiB, but one gather per point where a binary
+      search takes 18 (the features' largest cost: bench/rollout_speed.py).
+    response, diamond: the lookup Dictionary of those kinds (the diamond one
+      is unused by the rollout policy).
     nakade: [8192] int32, the canonical id of each capture mask.
     sizes: {group: number of features} of every group (static).
   """
 
-  pattern_3x3: Dictionary
+  pattern_3x3: jnp.ndarray
   response: Dictionary
   diamond: Dictionary
   nakade: jnp.ndarray
@@ -297,7 +300,11 @@ def make_tables(codes: dict) -> Tables:
   """
   codes = {k: np.asarray(codes.get(k, np.zeros((0, 2), np.int32))) for k in KINDS}
   sizes = group_sizes(*(int(np.asarray(codes[k]).shape[0]) for k in ("3x3", "response", "diamond")))
-  tables = Tables(pattern_3x3=Dictionary.expand(KINDS["3x3"], codes["3x3"]),
+  listed = Dictionary.expand(KINDS["3x3"], codes["3x3"])
+  dense = np.full(NUM_STATES ** len(RING), -1, np.int32)
+  used = listed.ids >= 0
+  dense[listed.hi[used]] = listed.ids[used]  # a 3x3 code is all in its first word
+  tables = Tables(pattern_3x3=dense,
                   response=Dictionary.expand(KINDS["response"], codes["response"]),
                   diamond=Dictionary.expand(KINDS["diamond"], codes["diamond"]),
                   nakade=nakade_table()[0], sizes=sizes)
@@ -449,7 +456,7 @@ def local_ids(cfg: GoConfig, tables: Tables, state: GoState, groups: tuple[str, 
   out["response_pattern"] = jnp.where(slot >= 0, jnp.append(response, -1)[slot], -1)
   out["response"] = jnp.where(out["response_pattern"] >= 0, 0, -1)
 
-  out["pattern_3x3"] = tables.pattern_3x3.lookup(*pack(KINDS["3x3"], around(cfg, states, RING)))
+  out["pattern_3x3"] = tables.pattern_3x3[pack(KINDS["3x3"], around(cfg, states, RING))[0]]
   if "pattern_diamond" in groups:
     out["pattern_diamond"] = tables.diamond.lookup(*pack(KINDS["diamond"],
                                                          around(cfg, states, DIAMOND)))
