@@ -4,7 +4,8 @@ The rollout policy p_pi and the tree policy p_tau of Silver et al. 2016 are
 linear softmax policies over sparse binary features (Extended Data Table 4):
 each feature group gives every empty point at most one active feature, so a
 position is described by `indices(...)`: [P, G] indices into one weight vector,
-and a move's logit is the sum of its G weights (`logits`).
+and a move's logit is the sum of its G weights (`nets.FastPolicy`). The codes and
+dictionaries of the patterns are in `agz_jax.go.pattern_codes`.
 
 Groups of the rollout policy (ROLLOUT_GROUPS), then the tree policy's extra ones:
 
@@ -46,28 +47,18 @@ liberties of X chains: a chain seen from two sides, or a liberty shared, is
 counted twice (as in other rollout-policy reimplementations; cheap, not exact).
 """
 
-import dataclasses
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
 from agz_jax.go.config import GoConfig
+from agz_jax.go.pattern_codes import (  # noqa: F401  (the codes' names are part of this API)
+    BITS, DIAMOND, EMPTY_POINT, KINDS, NUM_STATES, OFF_BOARD, OPPONENT_STONE,
+    OWN_STONE, RING, Dictionary, Kind, canonical, nakade_table, pack, point_permutations, unpack)
 from agz_jax.go.rules import liberty_range, neighbour_table
 from agz_jax.go.state import EMPTY, GoState
 
-# Point states.
-EMPTY_POINT, OFF_BOARD = 0, 1
-OWN_STONE, OPPONENT_STONE = 2, 5  # + (liberties capped at 3) - 1
-NUM_STATES = 8
-BITS = 3  # per point state
-
-# (row, column) offsets of the pattern points around a centre.
-RING = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
-DIAMOND = ((-2, 0), (-1, -1), (-1, 0), (-1, 1), (0, -2), (0, -1), (0, 1), (0, 2),
-           (1, -1), (1, 0), (1, 1), (2, 0))
 _ORTHOGONAL = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 # Captures of this many stones by the previous move light the nakade feature.
@@ -77,189 +68,6 @@ DISTANCE_BUCKETS = 17
 ROLLOUT_GROUPS = ("response", "save_atari", "neighbour", "nakade", "response_pattern",
                   "pattern_3x3")
 TREE_GROUPS = ROLLOUT_GROUPS + ("self_atari", "distance_1", "distance_2", "pattern_diamond")
-
-# Codes are two int32 words: the states of the first 10 points (30 bits), then
-# those of the rest and any extra fields.
-_HI_POINTS = 10
-_PAD_WORD = np.iinfo(np.int32).max
-
-
-@dataclasses.dataclass(frozen=True)
-class Kind:
-  """A kind of pattern: which points around its centre it reads.
-
-  Attributes:
-    name: "3x3", "response" or "diamond".
-    offsets: the points read, as (row, column) offsets from the centre.
-    centre: the centre's own state is part of the code (the previous stone of
-      a response pattern).
-    slot: a response pattern's code also holds which of its points the move is.
-  """
-
-  name: str
-  offsets: tuple[tuple[int, int], ...]
-  centre: bool = False
-  slot: bool = False
-
-  @property
-  def num_points(self) -> int:
-    return len(self.offsets) + int(self.centre)
-
-
-KINDS = {"3x3": Kind("3x3", RING), "response": Kind("response", DIAMOND, centre=True, slot=True),
-         "diamond": Kind("diamond", DIAMOND)}
-# The stones a capture took, in a diamond and its centre (one bit per point).
-_NAKADE = Kind("nakade", DIAMOND, centre=True)
-
-
-def _images(offset: tuple[int, int]) -> list[tuple[int, int]]:
-  """The 8 images of an offset under the board's symmetries (transpose, flips)."""
-  out = []
-  for g in range(8):
-    r, c = (offset[1], offset[0]) if g & 4 else offset
-    out.append((-r if g & 1 else r, -c if g & 2 else c))
-  return out
-
-
-@functools.cache
-def point_permutations(kind: Kind) -> np.ndarray:
-  """[8, K] int: under symmetry g the state of pattern point k moves to point perm[g, k]."""
-  offsets = list(kind.offsets)
-  perm = np.array([[offsets.index(_images(o)[g]) for o in offsets] for g in range(8)])
-  if kind.centre:
-    perm = np.concatenate([perm, np.full((8, 1), len(offsets))], axis=1)
-  return perm
-
-
-def pack(kind: Kind, states, slot=0):
-  """Codes of patterns: ([...] hi, [...] lo) int32 from point states [..., K] and the slot.
-
-  Works on numpy and jax arrays alike.
-  """
-  xp = jnp if isinstance(states, jax.Array) else np
-  states = states.astype(xp.int32)
-  k = states.shape[-1]
-  shifts = BITS * (np.arange(k) % _HI_POINTS)
-  words = states << shifts
-  hi = xp.sum(words[..., :_HI_POINTS], axis=-1)
-  lo = xp.sum(words[..., _HI_POINTS:], axis=-1)
-  if kind.slot:
-    lo = lo | (xp.asarray(slot, xp.int32) << (BITS * (k - _HI_POINTS)))
-  return hi.astype(xp.int32), lo.astype(xp.int32)
-
-
-def unpack(kind: Kind, hi: np.ndarray, lo: np.ndarray):
-  """Inverse of `pack` on the host: ([..., K] states, [...] slot)."""
-  k = kind.num_points
-  states = np.zeros(hi.shape + (k,), np.int32)
-  for i in range(k):
-    word = hi if i < _HI_POINTS else lo
-    states[..., i] = (word >> (BITS * (i % _HI_POINTS))) & (NUM_STATES - 1)
-  slot = lo >> (BITS * (k - _HI_POINTS)) if kind.slot else np.zeros_like(hi)
-  return states, slot
-
-
-def _lex_min(hi, lo, axis):
-  """The lexicographically smallest (hi, lo) along `axis`."""
-  xp = jnp if isinstance(hi, jax.Array) else np
-  best = xp.min(hi, axis=axis, keepdims=True)
-  low = xp.min(xp.where(hi == best, lo, _PAD_WORD), axis=axis)
-  return xp.squeeze(best, axis), low
-
-
-def canonical(kind: Kind, states, slot=0):
-  """The canonical code of patterns (the smallest over the 8 symmetries), numpy or jax.
-
-  Args:
-    kind: the kind of pattern.
-    states: [..., K] point states.
-    slot: [...] the move's point of a response pattern (ignored otherwise).
-
-  Returns:
-    ([...] hi, [...] lo) int32.
-  """
-  xp = jnp if isinstance(states, jax.Array) else np
-  perm = point_permutations(kind)
-  inverse = np.argsort(perm, axis=1)                      # new point j holds old point inverse[j]
-  moved = xp.stack([states[..., inverse[g]] for g in range(8)], axis=-2)      # [..., 8, K]
-  slots = 0
-  if kind.slot:
-    slot = xp.asarray(slot)
-    slots = xp.stack([xp.asarray(perm[g])[slot] for g in range(8)], axis=-1)  # [..., 8]
-  hi, lo = pack(kind, moved, slots)
-  return _lex_min(hi, lo, axis=-1)
-
-
-@functools.cache
-def nakade_table() -> tuple[np.ndarray, int]:
-  """(ids [8192] int32, count): the canonical id of each 13-bit capture mask (diamond + centre)."""
-  masks = np.arange(2 ** _NAKADE.num_points)
-  bits = (masks[:, None] >> np.arange(_NAKADE.num_points)) & 1
-  hi, lo = canonical(_NAKADE, bits)
-  combined = hi.astype(np.int64) << 32 | lo.astype(np.int64)
-  unique, ids = np.unique(combined, return_inverse=True)
-  return ids.astype(np.int32), len(unique)
-
-
-@struct.dataclass
-class Dictionary:
-  """One kind's patterns, sorted for lookup by raw code. M entries (a power of two).
-
-  Attributes:
-    hi: [M] int32 first code word, sorted (with lo) lexicographically; padding
-      entries hold the largest int32 in both words.
-    lo: [M] int32 second code word.
-    ids: [M] int32 the pattern's id (its row in the harvested dictionary), -1
-      on padding.
-  """
-
-  hi: jnp.ndarray
-  lo: jnp.ndarray
-  ids: jnp.ndarray
-
-  @classmethod
-  def expand(cls, kind: Kind, codes: np.ndarray) -> "Dictionary":
-    """The lookup table of a harvested dictionary (host, numpy).
-
-    Args:
-      kind: the patterns' kind.
-      codes: [C, 2] int32 canonical (hi, lo) codes; rows of -1 are unused.
-    """
-    codes = np.asarray(codes, np.int32)
-    used = np.nonzero(codes[:, 0] >= 0)[0]
-    states, slot = unpack(kind, codes[used, 0], codes[used, 1])
-    perm = point_permutations(kind)
-    inverse = np.argsort(perm, axis=1)
-    his, los, ids = [], [], []
-    for g in range(8):
-      hi, lo = pack(kind, states[:, inverse[g]], perm[g][slot] if kind.slot else 0)
-      his.append(hi)
-      los.append(lo)
-      ids.append(used)
-    combined = np.concatenate(his).astype(np.int64) << 32 | np.concatenate(los).astype(np.int64)
-    combined, first = np.unique(combined, return_index=True)
-    ids = np.concatenate(ids)[first].astype(np.int32)
-    size = 1 << max(1, int(np.ceil(np.log2(len(combined) + 1))))
-    hi = np.full(size, _PAD_WORD, np.int32)
-    lo = np.full(size, _PAD_WORD, np.int32)
-    out_ids = np.full(size, -1, np.int32)
-    hi[:len(combined)] = combined >> 32
-    lo[:len(combined)] = combined & 0xFFFFFFFF
-    out_ids[:len(combined)] = ids
-    return cls(hi=hi, lo=lo, ids=out_ids)
-
-  def lookup(self, hi: jnp.ndarray, lo: jnp.ndarray) -> jnp.ndarray:
-    """Ids of the patterns with codes (hi, lo) (any shape), -1 where not in the dictionary."""
-    size = self.hi.shape[0]
-    pos = jnp.zeros(hi.shape, jnp.int32)
-    step = size // 2
-    while step:  # branchless binary search: pos counts the entries below the code
-      key_hi, key_lo = self.hi[pos + step - 1], self.lo[pos + step - 1]
-      below = (key_hi < hi) | ((key_hi == hi) & (key_lo < lo))
-      pos = jnp.where(below, pos + step, pos)
-      step //= 2
-    found = (self.hi[pos] == hi) & (self.lo[pos] == lo)
-    return jnp.where(found, self.ids[pos], -1)
 
 
 @struct.dataclass
@@ -481,12 +289,6 @@ def indices(cfg: GoConfig, tables: Tables, state: GoState, groups: tuple[str, ..
   starts = _offsets(tables, groups)
   none = num_features(tables, groups)
   return jnp.stack([jnp.where(ids[g] >= 0, starts[g] + ids[g], none) for g in groups], axis=-1)
-
-
-def logits(weights: jnp.ndarray, feature_indices: jnp.ndarray) -> jnp.ndarray:
-  """[..., P] the sum of each point's active feature weights (weights [F]; index F adds 0)."""
-  padded = jnp.append(weights, jnp.zeros((1,), weights.dtype))
-  return jnp.sum(padded[feature_indices], axis=-1)
 
 
 # Harvesting the dictionaries from games.
