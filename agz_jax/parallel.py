@@ -102,6 +102,24 @@ def per_shard(mesh: Mesh | None, fn, *, games_arg: int, out_specs):
   return call
 
 
+def on_every_shard(mesh: Mesh, fn):
+  """`fn` run by every device on the same (replicated) arguments, told which shard it is.
+
+  For steps whose data each device makes itself (a minibatch sampled on the
+  device): fn(*args, shard=i) draws its own share from `i`, and must reduce
+  whatever depends on it over DATA (`lax.pmean` of the gradients, say) before
+  returning, since its results are taken as replicated.
+  """
+  def local(*args):
+    return fn(*args, shard=jax.lax.axis_index(DATA))
+
+  def call(*args):
+    return jax.shard_map(local, mesh=mesh, in_specs=(PartitionSpec(),) * len(args),
+                         out_specs=PartitionSpec(), check_vma=False)(*args)
+
+  return call
+
+
 def replicated(mesh: Mesh) -> NamedSharding:
   return NamedSharding(mesh, PartitionSpec())
 

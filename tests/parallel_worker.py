@@ -5,6 +5,9 @@ device layout needs its own process; the test sets XLA_FLAGS and runs:
 
   python tests/parallel_worker.py trainer OUT.npz OVERRIDES_JSON
       AlphaZeroTask(config).iteration twice on a 1-device and on an all-device mesh.
+  python tests/parallel_worker.py supervised OUT.npz CONFIG_NAME OVERRIDES_JSON
+      Two steps of a supervised task (configs/CONFIG_NAME.py) on a 1-device and
+      on an all-device mesh.
   python tests/parallel_worker.py launch OUT.npz [--sigterm_after=K] -- LAUNCH_FLAGS...
       The real entry point (`agz_jax.launch`, multi-host flags included); the
       state train_and_evaluate returns is saved as this process sees it. With
@@ -110,6 +113,35 @@ def run_trainer(out_path: str, overrides_json: str) -> None:
   np.savez(out_path, **out)
 
 
+def run_supervised(out_path: str, config_name: str, overrides_json: str) -> None:
+  """Two steps of a supervised task (sl_policy or rollout_policy) on 1 device and on all."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  import jax  # pylint: disable=import-outside-toplevel
+  from agz_jax import training  # pylint: disable=import-outside-toplevel
+
+  config = importlib.import_module(f"configs.{config_name}").get_config()
+  config.update_from_flattened_dict(json.loads(overrides_json))
+  out = {"device_count": np.int32(jax.device_count())}
+  for devices in (1, jax.device_count()):
+    config.mesh.num_devices = devices
+    task = training.TASKS[config.task](config)
+    state = task.init(config.seed)
+    task.begin(os.path.dirname(out_path), 0)
+    out.update({f"d{devices}/it0/{k}": v for k, v in _local_params(state.params).items()})
+    for it in (1, 2):
+      state, metrics = task.step(state, it)
+      out.update({f"d{devices}/it{it}/{k}": v for k, v in _local_params(state.params).items()})
+      out.update({f"d{devices}/it{it}/metrics/{k}": np.asarray(v) for k, v in metrics.items()})
+    leaf = jax.tree.leaves(state.params)[0]
+    out[f"d{devices}/params_replicas_equal"] = np.bool_(all(
+        np.array_equal(np.asarray(s.data), np.asarray(leaf.addressable_shards[0].data))
+        for s in leaf.addressable_shards))
+    out[f"d{devices}/params_devices"] = np.int32(len(leaf.sharding.device_set))
+    out[f"d{devices}/loop_collectives"] = np.int32(_collectives_in_loops(
+        task._step.lower(state, *task.step_inputs()).compile().as_text()))  # pylint: disable=protected-access
+  np.savez(out_path, **out)
+
+
 def run_launch(out_path: str, launch_argv: list[str], sigterm_after: int = 0) -> None:
   """The real entry point, with its final state saved as this process holds it.
 
@@ -162,6 +194,8 @@ if __name__ == "__main__":
   mode, path, *rest = sys.argv[1:]
   if mode == "trainer":
     run_trainer(path, *rest)
+  elif mode == "supervised":
+    run_supervised(path, *rest)
   elif mode == "launch":
     split = rest.index("--")
     options = dict(arg.lstrip("-").split("=", 1) for arg in rest[:split])

@@ -265,3 +265,53 @@ def test_cpu_devices_set_again_with_the_same_count_change_nothing():
                         capture_output=True, text=True, timeout=120)
   assert proc.returncode == 0, proc.stderr
   assert proc.stdout.split() == ["2", "2"]
+
+
+def _random_games(folder, count=8, length=30):
+  """Random legal 9x9 games, half of them dated in the validation range."""
+  from agz_jax import data, go  # pylint: disable=import-outside-toplevel
+  cfg, rng, games = go.GoConfig(size=9, max_moves=162), np.random.default_rng(5), []
+  for i in range(count):
+    state, moves = go.init(cfg), []
+    for _ in range(length):
+      action = int(rng.choice(np.flatnonzero(np.asarray(go.legal_actions(cfg, state))[:-1])))
+      moves.append(action)
+      state = go.play(cfg, [action], state)
+    games.append(data.Game(setup_black=np.zeros(0, np.int16), setup_white=np.zeros(0, np.int16),
+                           moves=np.asarray(moves, np.int16), first_player=1, komi=7.5,
+                           winner=1, date="2016-01-01" if i % 2 else "2017-06-01"))
+  data.save(data.from_games(9, games), folder)
+
+
+SUPERVISED = {
+    "sl_policy_cpu": {"model.layers": 2, "model.filters": 8, "model.encoding": "agz17",
+                      "train.optimizer": "adam", "train.learning_rate": 0.01},
+    "rollout_policy": {"model.num_3x3": 200, "model.num_response": 100,
+                       "data.harvest_games": 4, "data.harvest_chunk": 4, "data.min_count": 1,
+                       "train.learning_rate": 0.05},
+}
+
+
+@pytest.mark.parametrize("config_name", sorted(SUPERVISED))
+def test_supervised_steps_on_two_devices_match_one_device(tmp_path, config_name):
+  """Each device samples and replays its own half of the minibatch (no collective inside any
+  loop); the averaged gradients give the update of one device on the whole minibatch."""
+  _random_games(str(tmp_path / "games"))
+  overrides = {"game.size": 9, "game.max_moves": 162, "data.dir": str(tmp_path / "games"),
+               "data.val_from": "2017-01-01", "data.games_per_batch": 4,
+               "data.positions_per_game": 4, "eval.num_positions": 16, **SUPERVISED[config_name]}
+  out = tmp_path / "supervised.npz"
+  _run_together([[sys.executable, WORKER, "supervised", str(out), config_name,
+                  json.dumps(overrides)]], 2, tmp_path, timeout=300)
+  r = _load(out)
+  assert r["device_count"] == 2 and r["d2/params_devices"] == 2
+  assert r["d2/params_replicas_equal"]
+  assert r["d2/loop_collectives"] == 0
+  start = _params(r, "d1/it0")
+  moved = max(np.max(np.abs(a - b)) for a, b in zip(start, _params(r, "d1/it2")))
+  assert moved > 1e-3, "training did not change the parameters; the comparison would be empty"
+  for it in (1, 2):
+    _assert_params_close(_params(r, f"d2/it{it}"), _params(r, f"d1/it{it}"), f"step {it}")
+    for name in ("loss_policy", "train_top1"):
+      np.testing.assert_allclose(r[f"d2/it{it}/metrics/{name}"], r[f"d1/it{it}/metrics/{name}"],
+                                 **METRICS_TOL)

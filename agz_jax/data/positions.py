@@ -122,22 +122,23 @@ def replay_positions(cfg: go.GoConfig, table: GameTable, games: jnp.ndarray,
 
 
 def sample_states(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, num_games: int,
-                  positions_per_game: int) -> tuple[go.GoState, jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+                  positions_per_game: int, first_game: int | jax.Array = 0
+                  ) -> tuple[go.GoState, jnp.ndarray, jnp.ndarray, jnp.ndarray]:
   """num_games * positions_per_game random positions as states. Consumes rng_key.
 
   Games are drawn with probability proportional to their length and positions
   uniformly within each game, so every position of the table is equally likely.
+  Draw i of the minibatch takes its own key, `fold_in(rng_key, first_game + i)`:
+  devices that each sample their share of a minibatch (with their first draw's
+  global index as `first_game`) hold together exactly the positions that one
+  device sampling the whole minibatch would.
 
   Returns:
     (states [B], action [B] the move played there, game [B] the table row,
     move_number [B] moves played before the position).
   """
-  k_game, k_move = jax.random.split(rng_key)
-  length = table.length.astype(jnp.float32)
-  games = jax.random.choice(k_game, table.num_games, (num_games,), p=length / jnp.sum(length))
-  u = jax.random.uniform(k_move, (num_games, positions_per_game))
-  move_numbers = jnp.minimum((u * table.length[games, None]).astype(jnp.int32),
-                             table.length[games, None] - 1)
+  games, move_numbers = jax.vmap(lambda k: _draw(table, k, positions_per_game))(
+      _draw_keys(rng_key, num_games, first_game))
   states = replay_positions(cfg, table, games, move_numbers)
   game = jnp.repeat(games, positions_per_game)
   move_number = move_numbers.reshape(-1)
@@ -145,20 +146,38 @@ def sample_states(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, num
   return states, action, game, move_number
 
 
+def _draw_keys(rng_key: jax.Array, num_games: int, first_game) -> jax.Array:
+  return jax.vmap(lambda i: jax.random.fold_in(rng_key, i))(first_game + jnp.arange(num_games))
+
+
+def _draw(table: GameTable, key: jax.Array, positions_per_game: int):
+  """One game (in proportion to its length) and positions_per_game move numbers in it."""
+  k_game, k_move = jax.random.split(jax.random.fold_in(key, 0))
+  cdf = jnp.cumsum(table.length.astype(jnp.int32))  # exact: every position counts once
+  game = jnp.searchsorted(cdf, jax.random.randint(k_game, (), 0, cdf[-1]), side="right")
+  length = table.length[game]
+  u = jax.random.uniform(k_move, (positions_per_game,))
+  return game, jnp.minimum((u * length).astype(jnp.int32), length - 1)
+
+
 def sample(cfg: go.GoConfig, table: GameTable, rng_key: jax.Array, *, encoding: str,
-           num_games: int, positions_per_game: int, augment: bool = True) -> Batch:
+           num_games: int, positions_per_game: int, augment: bool = True,
+           first_game: int | jax.Array = 0) -> Batch:
   """A minibatch of num_games * positions_per_game random positions. Consumes rng_key.
 
-  Positions as `sample_states`; with `augment` each position gets a random one
-  of the 8 board symmetries. Planes are those of `encoding` (go.features).
+  Positions as `sample_states` (`first_game` as there); with `augment` each
+  position gets a random one of the 8 board symmetries, drawn from its game's
+  key. Planes are those of `encoding` (go.features).
   """
-  k_states, k_sym = jax.random.split(rng_key)
   states, action, game, move_number = sample_states(
-      cfg, table, k_states, num_games=num_games, positions_per_game=positions_per_game)
+      cfg, table, rng_key, num_games=num_games, positions_per_game=positions_per_game,
+      first_game=first_game)
   planes = go.features(cfg, states, encoding)
   value_target = (table.winner[game] * states.to_play).astype(jnp.float32)
   if augment:
-    k = jax.random.randint(k_sym, (planes.shape[0],), 0, go.NUM_SYMMETRIES)
+    k = jax.vmap(lambda key: jax.random.randint(jax.random.fold_in(key, 1), (positions_per_game,),
+                                                0, go.NUM_SYMMETRIES))(
+        _draw_keys(rng_key, num_games, first_game)).reshape(-1)
     planes = jax.vmap(go.transform_planes)(planes, k)
     one_hot = jax.nn.one_hot(action, cfg.num_actions)
     action = jnp.argmax(jax.vmap(go.transform_policy)(one_hot, k), axis=-1).astype(jnp.int32)

@@ -164,20 +164,20 @@ def _scores(logits, legal, action):
   return loss, (rank < 1).astype(jnp.float32), (rank < 5).astype(jnp.float32)
 
 
-def train_step(cfg, model, optimizer, config, batch_sharding, state: FastPolicyState, table,
-               tables: patterns.Tables) -> tuple[FastPolicyState, dict]:
-  """One update on a fresh minibatch of training positions. Jit and donate `state`."""
+def train_step(cfg, model, optimizer, config, shards: int, state: FastPolicyState, table,
+               tables: patterns.Tables, *, shard=0) -> tuple[FastPolicyState, dict]:
+  """One update on a fresh minibatch, as device `shard` of `shards` (as sl_policy.train_step)."""
   rng, k_batch = jax.random.split(state.rng)
+  games = config.data.games_per_batch // shards
   states, action, _, _ = positions.sample_states(
-      cfg, table, k_batch, num_games=config.data.games_per_batch,
-      positions_per_game=config.data.positions_per_game)
-  states, action = jax.lax.with_sharding_constraint((states, action), batch_sharding)
+      cfg, table, k_batch, num_games=games, positions_per_game=config.data.positions_per_game,
+      first_game=shard * games)
   idx, legal = encode(cfg, tables, groups_of(config.model), states)
 
   def loss_terms(params):
     return _scores(model.apply({"params": params}, idx), legal, action)[:2]
 
-  return cross_entropy_update(optimizer, config, state, rng, loss_terms)
+  return cross_entropy_update(optimizer, config, state, rng, loss_terms, axis_name=parallel.DATA)
 
 
 def evaluate(model, params, idx, legal, action) -> dict:
@@ -210,8 +210,8 @@ class FastPolicyTask(SupervisedTask):
     self.abstract_state = jax.tree.map(
         lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
     self._init = jax.jit(init, out_shardings=rep)
-    self._step = jax.jit(functools.partial(train_step, self.cfg, self.model, self.optimizer,
-                                           config, parallel.split_leading(self.mesh)),
+    self._step = jax.jit(parallel.on_every_shard(self.mesh, functools.partial(
+        train_step, self.cfg, self.model, self.optimizer, config, self.mesh.devices.size)),
                          donate_argnums=0)
     self._encode = jax.jit(functools.partial(encode, self.cfg, groups=self.groups))
     self.evaluate = jax.jit(functools.partial(evaluate, self.model))
@@ -220,7 +220,8 @@ class FastPolicyTask(SupervisedTask):
 
   def _games(self):
     if self._data is None:
-      self._data = load_tables(self.cfg, self.config)
+      train_table, val_table, info = load_tables(self.cfg, self.config)
+      self._data = jax.device_put(train_table, parallel.replicated(self.mesh)), val_table, info
     return self._data
 
   def init(self, seed: int) -> FastPolicyState:
@@ -254,12 +255,17 @@ class FastPolicyTask(SupervisedTask):
     del i
     if self.tables is None:
       self._prepare(state)
-    return self._step(state, self._games()[0], self.tables)
+    return self._step(state, *self.step_inputs())
+
+  def step_inputs(self) -> tuple:
+    """What the jitted step takes besides the state: the training games, the lookup tables."""
+    return self._games()[0], self.tables
 
   def _prepare(self, state: FastPolicyState) -> None:
     """The lookup tables of the state's dictionaries and the fixed validation positions."""
     c = self.config
-    self.tables = patterns.make_tables(jax.device_get(state.patterns))
+    self.tables = jax.device_put(patterns.make_tables(jax.device_get(state.patterns)),
+                                 parallel.replicated(self.mesh))
     _, val_table, _ = self._games()
     sample = jax.jit(functools.partial(positions.sample_states, self.cfg,
                                        num_games=c.data.games_per_batch,

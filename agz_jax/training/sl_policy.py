@@ -61,44 +61,50 @@ def _scores(logits, action):
   return loss, (rank < 1).astype(jnp.float32), (rank < 5).astype(jnp.float32)
 
 
-def train_step(cfg, model, optimizer, config, batch_sharding, state: SLState,
-               table) -> tuple[SLState, dict]:
-  """One update on a fresh minibatch of training positions. Jit and donate `state`.
+def train_step(cfg, model, optimizer, config, shards: int, state: SLState, table, *,
+               shard=0) -> tuple[SLState, dict]:
+  """One update on a fresh minibatch of training positions, as device `shard` of `shards`.
 
-  Every device replays its own share of the minibatch's games (`batch_sharding`
-  splits them along the data axis); parameters are replicated.
+  Run by every device (parallel.on_every_shard; jit it and donate `state`): each
+  samples and replays its own 1/shards of the minibatch's games, and the
+  gradients are averaged over the devices, so parameters stay replicated and
+  equal the one-device update on the whole minibatch.
   """
   rng, k_batch = jax.random.split(state.rng)
-  batch = positions.sample(cfg, table, k_batch, encoding=config.model.encoding,
-                           num_games=config.data.games_per_batch,
-                           positions_per_game=config.data.positions_per_game)
-  batch = jax.lax.with_sharding_constraint(batch, batch_sharding)
+  games = config.data.games_per_batch // shards
+  batch = positions.sample(cfg, table, k_batch, encoding=config.model.encoding, num_games=games,
+                           positions_per_game=config.data.positions_per_game,
+                           first_game=shard * games)
 
   def loss_terms(params):
     logits = model.apply({"params": params}, batch.planes, train=True)
     return _scores(logits, batch.action)[:2]
 
-  return cross_entropy_update(optimizer, config, state, rng, loss_terms)
+  return cross_entropy_update(optimizer, config, state, rng, loss_terms, axis_name=parallel.DATA)
 
 
-def cross_entropy_update(optimizer, config, state, rng, loss_terms):
+def cross_entropy_update(optimizer, config, state, rng, loss_terms, axis_name=None):
   """One optimizer step of a supervised task; returns (state, metrics).
 
   Args:
     loss_terms: params -> (cross-entropy [B], top-1 hits [B]); the loss is
       their mean cross-entropy plus the L2 penalty of train.weight_decay.
     rng: the state's next key.
+    axis_name: the mesh axis to average gradients and metrics over when each
+      device holds part of the minibatch (equal parts), or None.
   """
   def loss_fn(params):
     loss, top1 = loss_terms(params)
     l2 = optim.l2_penalty(params, config.train.weight_decay)
     return jnp.mean(loss) + l2, (jnp.mean(loss), jnp.mean(top1))
 
-  grads, (loss, top1) = jax.grad(loss_fn, has_aux=True)(state.params)
+  grads, metrics = jax.grad(loss_fn, has_aux=True)(state.params)
+  if axis_name is not None:
+    grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
   updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
   params = optax.apply_updates(state.params, updates)
   state = state.replace(params=params, opt_state=opt_state, rng=rng, step=state.step + 1)
-  return state, {"loss_policy": loss, "train_top1": top1}
+  return state, {"loss_policy": metrics[0], "train_top1": metrics[1]}
 
 
 def validation_positions(cfg, table, config) -> positions.Batch:
@@ -188,8 +194,8 @@ class SLPolicyTask(SupervisedTask):
         lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
     self._init = jax.jit(init, out_shardings=rep)
     parallel.check_divisible(self.mesh, **{"data.games_per_batch": config.data.games_per_batch})
-    self._step = jax.jit(functools.partial(train_step, self.cfg, self.model, self.optimizer,
-                                           config, parallel.split_leading(self.mesh)),
+    self._step = jax.jit(parallel.on_every_shard(self.mesh, functools.partial(
+        train_step, self.cfg, self.model, self.optimizer, config, self.mesh.devices.size)),
                          donate_argnums=0)
     self.evaluate = jax.jit(functools.partial(evaluate, self.model))
     self.train_table = self.val_batch = None
@@ -199,7 +205,8 @@ class SLPolicyTask(SupervisedTask):
 
   def begin(self, workdir: str, start: int) -> None:
     c = self.config
-    self.train_table, val_table, info = load_tables(self.cfg, c)
+    train_table, val_table, info = load_tables(self.cfg, c)
+    self.train_table = jax.device_put(train_table, parallel.replicated(self.mesh))  # once
     log(f"{info['train_games']:,} training games ({info['train_positions']:,} positions), "
         f"{info['val_games']:,} validation games from {c.data.val_from} "
         f"({info['val_positions']:,} positions)")
@@ -210,7 +217,11 @@ class SLPolicyTask(SupervisedTask):
 
   def step(self, state: SLState, i: int):
     del i
-    return self._step(state, self.train_table)
+    return self._step(state, *self.step_inputs())
+
+  def step_inputs(self) -> tuple:
+    """What the jitted step takes besides the state: the training games."""
+    return (self.train_table,)
 
   def report(self, i: int, state: SLState, metrics: dict) -> tuple[SLState, dict]:
     metrics["learning_rate"] = float(self.schedule(i))
