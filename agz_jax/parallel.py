@@ -102,22 +102,34 @@ def per_shard(mesh: Mesh | None, fn, *, games_arg: int, out_specs):
   return call
 
 
-def on_every_shard(mesh: Mesh, fn):
+def on_every_shard(mesh: Mesh, fn, out_specs=PartitionSpec()):
   """`fn` run by every device on the same (replicated) arguments, told which shard it is.
 
   For steps whose data each device makes itself (a minibatch sampled on the
-  device): fn(*args, shard=i) draws its own share from `i`, and must reduce
-  whatever depends on it over DATA (`lax.pmean` of the gradients, say) before
-  returning, since its results are taken as replicated.
+  device): fn(*args, shard=i) draws its own share from `i`. With the default
+  out_specs its results are taken as replicated, so it must first reduce
+  whatever depends on its share over DATA (`lax.pmean` of the gradients, say);
+  with PartitionSpec(DATA) each device's results are rows of the outputs.
   """
   def local(*args):
     return fn(*args, shard=jax.lax.axis_index(DATA))
 
   def call(*args):
     return jax.shard_map(local, mesh=mesh, in_specs=(PartitionSpec(),) * len(args),
-                         out_specs=PartitionSpec(), check_vma=False)(*args)
+                         out_specs=out_specs, check_vma=False)(*args)
 
   return call
+
+
+def collectives_deadlock(mesh: Mesh) -> bool:
+  """Whether XLA's collectives are to be avoided on this mesh: several CPU devices of one process.
+
+  Their in-process all-reduce was seen to wait forever for a device whose
+  work had not started while the machine was busy (XLA's CPU runtime runs
+  every device on one thread pool).
+  """
+  devices = mesh.devices.flatten()
+  return len(devices) > 1 and devices[0].platform == "cpu" and jax.process_count() == 1
 
 
 def replicated(mesh: Mesh) -> NamedSharding:

@@ -6,7 +6,9 @@ twice with `go.rollout.rollouts`: once with uniformly random sensible moves, onc
 sampling the rollout policy p_pi (its patterns and weights from a rollout_policy
 checkpoint, or, without one, dictionaries harvested from the start positions and zero
 weights: the same work per move, random-like games). Both loops are the same code with the
-same lanes; the policy's only extra cost is its features and logits. Also reported: the
+same lanes; the policy's only extra cost is its features and logits. Rollouts play by the
+simple ko rule; p_pi is timed a third time under positional superko (what the rollouts
+played before), the peer of the simple-ko figure. Also reported: the
 rollouts' lengths (a batched loop waits for its longest game) and the time of one move's
 sampling per position, with and without the policy.
 
@@ -100,25 +102,29 @@ def measure(size: int, batch: int, repeats: int, policy: str | None, data_dir: s
         f"({'human' if data_dir else 'random sensible'} positions), {lanes or batch} lanes, "
         f"cap {max_moves} moves; policy: {what}")
   out = {}
-  for name, fn in (("random", rollout.uniform_logits(cfg)), ("p_pi", logits_fn)):
+  for name, fn, superko in (("random", rollout.uniform_logits(cfg), False),
+                            ("p_pi", logits_fn, False), ("p_pi superko", logits_fn, True)):
     run = jax.jit(functools.partial(rollout.rollouts, cfg, fn, lanes=lanes, max_moves=max_moves,
-                                    with_lengths=True))
+                                    with_lengths=True, superko=superko))
     seconds, (results, lengths) = timed(run, starts, jax.random.PRNGKey(1), repeats=repeats)
     lengths = np.asarray(lengths)
-    move_fn = jax.jit(functools.partial(rollout.sample_move, cfg, fn))
+    move_fn = jax.jit(functools.partial(rollout.sample_move, cfg, fn, superko=superko))
     move_s, _ = timed(move_fn, starts, jax.random.PRNGKey(2), repeats=repeats)
     out[name] = {"playouts_per_s": batch / seconds, "moves_per_s": lengths.sum() / seconds,
                  "mean_length": float(lengths.mean()), "max_length": int(lengths.max()),
                  "black_wins": float(np.mean(np.asarray(results) * np.asarray(starts.to_play) > 0)),
                  "us_per_move_per_position": 1e6 * move_s / batch}
     r = out[name]
-    print(f"  {name:6s}: {r['playouts_per_s']:7.1f} playouts/s | {r['moves_per_s']:9,.0f} moves/s | "
+    print(f"  {name:12s}: {r['playouts_per_s']:7.1f} playouts/s | {r['moves_per_s']:9,.0f} moves/s | "
           f"length mean {r['mean_length']:.0f} max {r['max_length']} | one move "
           f"{r['us_per_move_per_position']:.0f} us per position | black wins {r['black_wins']:.2f}")
   ratio = out["p_pi"]["moves_per_s"] / out["random"]["moves_per_s"]
   print(f"  p_pi moves at {ratio:.2f}x the random-play move rate; playouts "
         f"{out['p_pi']['playouts_per_s'] / out['random']['playouts_per_s']:.2f}x")
   out["ratio_moves"] = ratio
+  print(f"  simple ko against positional superko: p_pi playouts "
+        f"{out['p_pi']['playouts_per_s'] / out['p_pi superko']['playouts_per_s']:.2f}x, moves "
+        f"{out['p_pi']['moves_per_s'] / out['p_pi superko']['moves_per_s']:.2f}x")
   return out
 
 

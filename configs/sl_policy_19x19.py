@@ -48,6 +48,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.train.momentum = 0.9
   c.train.lr_halving_steps = 80_000_000  # AlphaGo: halved every 80M steps (of 16 positions)
   c.train.weight_decay = 0.0
+  c.train.clip_norm = 0.0  # > 0: the gradient's global norm is capped there
 
   c.eval = ml_collections.ConfigDict()
   c.eval.every = 1000  # steps

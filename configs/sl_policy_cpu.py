@@ -25,6 +25,7 @@ def get_config():
   c.train.optimizer = "sgd"
   c.train.learning_rate = 0.05  # plain SGD at 0.003 barely moves in a run this short
   c.train.lr_halving_steps = 2500
+  c.train.clip_norm = 1.0  # at this step size (momentum 0.9) some seeds blow up unclipped
   c.eval.every = 500
   c.eval.num_positions = 2048
   c.checkpoint.every = 500

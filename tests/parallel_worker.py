@@ -90,6 +90,11 @@ def _collectives_in_loops(hlo_text: str) -> int:
   return sum(len(ops.findall(block)) for block in blocks if not block.startswith("ENTRY"))
 
 
+def _collectives(hlo_text: str) -> int:
+  return len(re.findall(r"\b(all-reduce|all-gather|all-to-all|collective-permute|reduce-scatter)"
+                        r"(-start)?\(", hlo_text))
+
+
 def run_trainer(out_path: str, overrides_json: str) -> None:
   """Two iterations of AlphaZeroTask on a 1-device mesh and on a mesh of every device."""
   import jax  # pylint: disable=import-outside-toplevel
@@ -137,8 +142,8 @@ def run_supervised(out_path: str, config_name: str, overrides_json: str) -> None
         np.array_equal(np.asarray(s.data), np.asarray(leaf.addressable_shards[0].data))
         for s in leaf.addressable_shards))
     out[f"d{devices}/params_devices"] = np.int32(len(leaf.sharding.device_set))
-    out[f"d{devices}/loop_collectives"] = np.int32(_collectives_in_loops(
-        task._step.lower(state, *task.step_inputs()).compile().as_text()))  # pylint: disable=protected-access
+    out[f"d{devices}/collectives"] = np.int32(sum(
+        _collectives(text) for text in task.train.programs(state, *task.step_inputs())))
   np.savez(out_path, **out)
 
 

@@ -91,12 +91,15 @@ class ReferenceGo:
     """One Go game.  Attributes: board, to_play, terminated, move_count, passes, forfeit, seen
     (set of every whole-board position so far, as tuples), moves (actions played so far)."""
 
-    def __init__(self, size, komi, max_moves, black=(), white=(), to_play=BLACK):
+    def __init__(self, size, komi, max_moves, black=(), white=(), to_play=BLACK, simple_ko=False):
         self.size = size
         self.komi = komi
         self.max_moves = max_moves
         self.num_points = size * size
         self.pass_action = size * size
+        # simple_ko: a move may not bring back the board before the opponent's last move (instead
+        # of any earlier board); illegal such moves are still reported as 'superko'.
+        self.simple_ko = simple_ko
         self.neighbours = neighbours_table(size)
         self.board = [EMPTY] * self.num_points
         for p in black:
@@ -155,7 +158,8 @@ class ReferenceGo:
                 for s in g.stones:
                     new_board[s] = EMPTY
             new_board = tuple(new_board)
-            if new_board in self.seen:
+            if (new_board == self.boards[-2] if self.simple_ko and len(self.boards) > 1
+                    else (not self.simple_ko and new_board in self.seen)):
                 result.append((SUPERKO, None))
             else:
                 result.append((None, new_board))

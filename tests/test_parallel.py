@@ -294,8 +294,9 @@ SUPERVISED = {
 
 @pytest.mark.parametrize("config_name", sorted(SUPERVISED))
 def test_supervised_steps_on_two_devices_match_one_device(tmp_path, config_name):
-  """Each device samples and replays its own half of the minibatch (no collective inside any
-  loop); the averaged gradients give the update of one device on the whole minibatch."""
+  """Each device samples and replays its own half of the minibatch; the first device averages
+  the halves' gradients (no collective: several CPU devices of one process) and the update equals
+  that of one device on the whole minibatch."""
   _random_games(str(tmp_path / "games"))
   overrides = {"game.size": 9, "game.max_moves": 162, "data.dir": str(tmp_path / "games"),
                "data.val_from": "2017-01-01", "data.games_per_batch": 4,
@@ -306,7 +307,7 @@ def test_supervised_steps_on_two_devices_match_one_device(tmp_path, config_name)
   r = _load(out)
   assert r["device_count"] == 2 and r["d2/params_devices"] == 2
   assert r["d2/params_replicas_equal"]
-  assert r["d2/loop_collectives"] == 0
+  assert r["d2/collectives"] == 0
   start = _params(r, "d1/it0")
   moved = max(np.max(np.abs(a - b)) for a, b in zip(start, _params(r, "d1/it2")))
   assert moved > 1e-3, "training did not change the parameters; the comparison would be empty"

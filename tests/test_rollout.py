@@ -1,13 +1,19 @@
 """Rollouts on the device: sensible moves, passes, scoring, and lanes that take the next game."""
 
 import functools
+import os
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from agz_jax import go
 from agz_jax.go import rollout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference import SUPERKO, ReferenceGo  # noqa: E402  pylint: disable=wrong-import-position
 
 CFG = go.GoConfig(size=5, komi=0.5)
 
@@ -18,14 +24,15 @@ def lowest_first(cfg):
                                          states.board.shape[:1] + (cfg.num_points,))
 
 
-def _host_rollout(cfg, state, max_moves):
-  """The lowest sensible point each turn (pass when none), played with go.play: (black's result,
+def _host_rollout(cfg, state, max_moves, superko=False):
+  """The lowest sensible point each turn (pass when none), one move at a time: (black's result,
   moves played)."""
-  sensible = jax.jit(functools.partial(go.sensible_moves, cfg))
+  sensible = jax.jit(functools.partial(go.sensible_moves, cfg, superko=superko))
+  step = jax.jit(functools.partial(go.step, cfg, superko=superko))
   start = int(state.move_count)
   while not bool(state.terminated) and int(state.move_count) - start < max_moves:
     points = np.flatnonzero(np.asarray(sensible(state))[:cfg.num_points])
-    state = go.play(cfg, [int(points[0]) if len(points) else cfg.pass_action], state)
+    state = step(state, int(points[0]) if len(points) else cfg.pass_action)
   moves = int(state.move_count) - start
   if int(state.forfeit):
     return -int(state.forfeit), moves
@@ -44,14 +51,15 @@ def _starts(cfg, num, seed):
   return states
 
 
-def test_rollouts_equal_a_host_replay_whatever_the_lanes():
+@pytest.mark.parametrize("superko", [False, True])
+def test_rollouts_equal_a_host_replay_whatever_the_lanes(superko):
   starts = _starts(CFG, 6, 0)
   batch = jax.tree.map(lambda *x: jnp.stack(x), *starts)
-  expected, expected_lengths = zip(*[_host_rollout(CFG, s, 60) for s in starts])
+  expected, expected_lengths = zip(*[_host_rollout(CFG, s, 60, superko) for s in starts])
   expected = [r * int(s.to_play) for r, s in zip(expected, starts)]
   for lanes in (6, 2, 1):
     run = jax.jit(functools.partial(rollout.rollouts, CFG, lowest_first(CFG), lanes=lanes,
-                                    max_moves=60, with_lengths=True))
+                                    max_moves=60, with_lengths=True, superko=superko))
     results, lengths = run(batch, jax.random.PRNGKey(lanes))
     np.testing.assert_array_equal(np.asarray(results), expected, err_msg=f"{lanes} lanes")
     np.testing.assert_array_equal(np.asarray(lengths), expected_lengths)
@@ -122,3 +130,31 @@ def test_a_settled_board_is_won_by_its_owner_from_either_side():
     results = jax.jit(functools.partial(rollout.rollouts, cfg, rollout.uniform_logits(cfg)))(
         batch, jax.random.PRNGKey(2))
     np.testing.assert_array_equal(np.asarray(results), expected)
+
+
+def test_the_simple_ko_rule_equals_the_reference():
+  """Random games on small boards (kos are frequent there) stepped by the simple ko rule: the
+  legal moves and boards equal the pure-Python reference's at every move."""
+  rng = np.random.default_rng(4)
+  bans = 0
+  for size, games, moves in ((4, 48, 60), (5, 48, 80)):
+    cfg = go.GoConfig(size=size, komi=0.5, max_moves=moves)
+    refs = [ReferenceGo(size, 0.5, moves, simple_ko=True) for _ in range(games)]
+    legal = jax.jit(jax.vmap(functools.partial(go.legal_actions, cfg, superko=False)))
+    step = jax.jit(jax.vmap(functools.partial(go.step, cfg, superko=False)))
+    states = jax.vmap(lambda _: go.init(cfg))(jnp.arange(games))
+    for move in range(moves):
+      mask = np.asarray(legal(states))
+      for g, ref in enumerate(refs):
+        np.testing.assert_array_equal(mask[g], ref.legal_mask(), err_msg=f"{size}x{size} game {g} "
+                                      f"move {move}\n{ref.to_ascii()}")
+        np.testing.assert_array_equal(np.asarray(states.board[g]), ref.board)
+        bans += sum(ref.illegal_reason(a) == SUPERKO for a in range(ref.num_points))
+      actions = []
+      for ref, m in zip(refs, mask):
+        points = np.flatnonzero(m[:-1])
+        action = int(rng.choice(points)) if len(points) and rng.random() > 0.03 else ref.pass_action
+        ref.play(action)
+        actions.append(action)
+      states = step(states, jnp.asarray(actions))
+  assert bans > 50, bans  # the ko rule was exercised

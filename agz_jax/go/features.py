@@ -241,14 +241,17 @@ def _own_eyes(cfg: GoConfig, board: jnp.ndarray, me, nbr_colour: jnp.ndarray) ->
   return (board[:p] == EMPTY) & surrounded & (defects < 2)
 
 
-def sensible_moves(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+def sensible_moves(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.ndarray:
   """AlphaGo's sensibleness: legal points that do not fill an eye of the player to move.
+
+  Args:
+    superko: False for the simple ko rule (see `legal_actions`).
 
   Returns:
     [P + 1] bool, pass (last) always False.
   """
   board = state.board.astype(jnp.int32)
-  legal = legal_actions(cfg, state)[:cfg.num_points]
+  legal = legal_actions(cfg, state, superko)[:cfg.num_points]
   nbr_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size))]
   own_eye = _own_eyes(cfg, board, state.to_play.astype(jnp.int32), nbr_colour)
   return jnp.append(legal & ~own_eye, False)

@@ -238,8 +238,11 @@ def init(cfg: GoConfig, black: Sequence[int] = (), white: Sequence[int] = (),
 LEGAL, OCCUPIED, SUICIDE, SUPERKO = 0, 1, 2, 3
 
 
-def _play(cfg: GoConfig, state: GoState, point) -> tuple[GoState, jnp.ndarray]:
+def _play(cfg: GoConfig, state: GoState, point, superko: bool = True) -> tuple[GoState, jnp.ndarray]:
   """Puts a stone of the player to move on `point` (in [0, P)).
+
+  With superko False the position is not recorded (hash and seen stay as they
+  were) and no repetition is detected.
 
   Returns:
     (state after the stone, captures and bookkeeping, before the move counters
@@ -268,17 +271,19 @@ def _play(cfg: GoConfig, state: GoState, point) -> tuple[GoState, jnp.ndarray]:
   new_chain = jnp.where(merged, point, jnp.where(captured, p, chain))
   suicide = ~jnp.any(captured) & ~jnp.any(merged & has_lib)
 
-  removed = jnp.sum(jnp.where(captured[:, None], _stone_keys(cfg, -me), jnp.uint32(0)), axis=0,
-                    dtype=jnp.uint32)
-  new_hash = state.hash + _stone_keys(cfg, me)[point] - removed
-  valid = jnp.arange(state.seen.shape[0]) < state.num_seen
-  superko = jnp.any(jnp.all(state.seen == new_hash, axis=-1) & valid)
-  seen, num_seen = _insert_seen(state, new_hash)
+  new_state = state.replace(board=new_board, chain=new_chain.astype(jnp.int16))
+  repeat = jnp.bool_(False)
+  if superko:
+    removed = jnp.sum(jnp.where(captured[:, None], _stone_keys(cfg, -me), jnp.uint32(0)), axis=0,
+                      dtype=jnp.uint32)
+    new_hash = state.hash + _stone_keys(cfg, me)[point] - removed
+    valid = jnp.arange(state.seen.shape[0]) < state.num_seen
+    repeat = jnp.any(jnp.all(state.seen == new_hash, axis=-1) & valid)
+    seen, num_seen = _insert_seen(state, new_hash)
+    new_state = new_state.replace(hash=new_hash, seen=seen, num_seen=num_seen)
 
   code = jnp.where(board[point] != EMPTY, OCCUPIED,
-                   jnp.where(suicide, SUICIDE, jnp.where(superko, SUPERKO, LEGAL)))
-  new_state = state.replace(board=new_board, chain=new_chain.astype(jnp.int16), hash=new_hash,
-                            seen=seen, num_seen=num_seen)
+                   jnp.where(suicide, SUICIDE, jnp.where(repeat, SUPERKO, LEGAL)))
   return new_state, code
 
 
@@ -286,13 +291,17 @@ def _tree_where(cond, a, b):
   return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
 
 
-def step(cfg: GoConfig, state: GoState, action) -> GoState:
+def step(cfg: GoConfig, state: GoState, action, superko: bool = True) -> GoState:
   """Plays one action for the player to move.
 
   Args:
     cfg: the game's configuration.
     state: the game before the action.
     action: [] int, a point in [0, P) or P for pass.
+    superko: False for games played by the simple-ko rule (rollouts): the
+      positions are not recorded (`hash` and `seen` go stale, so the state is
+      for `legal_actions(..., superko=False)` only) and an action that breaks
+      the ko rule is not caught: give only actions that rule allows.
 
   Returns:
     The game after the action. On a terminated game, the state is returned
@@ -305,7 +314,7 @@ def step(cfg: GoConfig, state: GoState, action) -> GoState:
   action = jnp.asarray(action, jnp.int32)
   is_pass = action == p
   on_board = (action >= 0) & (action < p)
-  played, code = _play(cfg, state, jnp.clip(action, 0, p - 1))
+  played, code = _play(cfg, state, jnp.clip(action, 0, p - 1), superko)
   after = _tree_where(is_pass, state, played)
   passes = jnp.where(is_pass, state.passes + 1, 0).astype(jnp.int8)
   move_count = state.move_count + 1
@@ -342,12 +351,15 @@ def liberty_range(cfg: GoConfig, board: jnp.ndarray, chain: jnp.ndarray):
           jax.ops.segment_max(highest, chain, num_segments=p + 1))
 
 
-def legal_actions(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+def legal_actions(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.ndarray:
   """Which actions the player to move may take.
 
   A point is legal when it is empty, the stone would have a liberty after
   captures (no suicide), and the resulting position is new (positional
-  superko). Pass is always legal; on a terminated game only pass is.
+  superko). With `superko` False the simple ko rule replaces the last
+  condition: a move may not bring back the position before the opponent's
+  last move (it reads only `board`, `chain` and `previous_boards[0]`). Pass
+  is always legal; on a terminated game only pass is.
 
   Returns:
     [P + 1] bool, pass last.
@@ -361,27 +373,49 @@ def legal_actions(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   # Per chain: in atari or not, and its hash.
   lib_min, lib_max = liberty_range(cfg, board, chain)
   in_atari = lib_min == lib_max
-  stone_keys = _board_keys(cfg, board)                                         # [P, 2]
-  chain_hash = [jax.ops.segment_sum(stone_keys[:, w], chain, num_segments=p + 1) for w in (0, 1)]
 
   # An opponent chain in atari is captured by a play on its last liberty; a
   # chain is named by one of its stones, so board[name] is its colour.
   capturable = in_atari & (jnp.append(board, EMPTY) == -me)                    # [P+1]
   last_liberty = jnp.where(capturable, lib_min, p)
   captures = jax.ops.segment_max(capturable, last_liberty, num_segments=p + 1)[:p]
-  removed = [jax.ops.segment_sum(jnp.where(capturable, h, 0), last_liberty, num_segments=p + 1)[:p]
-             for h in chain_hash]
 
   # Without a capture, the stone needs an empty neighbour or an own chain with
   # another liberty.
   safe = (board == EMPTY) | ((board == me) & ~in_atari[chain])
   breathes = jnp.any(jnp.append(safe, False)[nbrs], axis=1) | captures
 
-  keys = _stone_keys(cfg, me)
-  new_hash = jnp.stack([state.hash[w] + keys[:, w] - removed[w] for w in (0, 1)], axis=-1)
-  superko = _was_seen(state, new_hash)
-  legal = (board == EMPTY) & breathes & ~superko & ~state.terminated
+  if superko:
+    stone_keys = _board_keys(cfg, board)                                       # [P, 2]
+    chain_hash = [jax.ops.segment_sum(stone_keys[:, w], chain, num_segments=p + 1) for w in (0, 1)]
+    removed = [jax.ops.segment_sum(jnp.where(capturable, h, 0), last_liberty,
+                                   num_segments=p + 1)[:p] for h in chain_hash]
+    keys = _stone_keys(cfg, me)
+    new_hash = jnp.stack([state.hash[w] + keys[:, w] - removed[w] for w in (0, 1)], axis=-1)
+    repeat = _was_seen(state, new_hash)
+  else:
+    repeat = _ko_point(state, board, chain, lib_min, lib_max, me) == jnp.arange(p)
+  legal = (board == EMPTY) & breathes & ~repeat & ~state.terminated
   return jnp.append(legal, True)
+
+
+def _ko_point(state: GoState, board, chain, lib_min, lib_max, me) -> jnp.ndarray:
+  """The point where a play would retake a ko at once (bring back the board before the
+  opponent's last move), or P.
+
+  That happens only when the last move put a lone stone in atari that took
+  exactly one stone of ours, on its liberty: retaking puts ours back and takes
+  theirs, and nothing else changed.
+  """
+  p = board.shape[0]
+  before = state.previous_boards[0].astype(jnp.int32)
+  taken = (before == me) & (board == EMPTY)
+  placed = (before == EMPTY) & (board == -me)
+  stone, point = jnp.argmax(placed), jnp.argmax(taken)
+  lone = jnp.sum(chain == stone) == 1  # a new stone's chain is named after it
+  ko = ((jnp.sum(taken) == 1) & (jnp.sum(placed) == 1) & lone
+        & (lib_min[stone] == point) & (lib_max[stone] == point))
+  return jnp.where(ko, point, p)
 
 
 def score(cfg: GoConfig, state: GoState) -> jnp.ndarray:

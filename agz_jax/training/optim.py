@@ -20,13 +20,20 @@ def halving_schedule(train_config) -> optax.Schedule:
 
 
 def make_optimizer(train_config, schedule: optax.Schedule) -> optax.GradientTransformation:
-  """SGD with momentum (AlphaGo, AlphaGo Zero) or Adam, at `schedule`; L2 is in the loss."""
+  """SGD with momentum (AlphaGo, AlphaGo Zero) or Adam, at `schedule`; L2 is in the loss.
+
+  With `train.clip_norm` > 0 (where the config has it) the gradient's global
+  norm is capped at that value first: a large step size then cannot blow up.
+  """
   t = train_config
   if t.optimizer == "sgd":
-    return optax.sgd(schedule, momentum=t.momentum)
-  if t.optimizer == "adam":
-    return optax.adam(schedule)
-  raise ValueError(f"train.optimizer must be 'sgd' or 'adam', got {t.optimizer!r}")
+    optimizer = optax.sgd(schedule, momentum=t.momentum)
+  elif t.optimizer == "adam":
+    optimizer = optax.adam(schedule)
+  else:
+    raise ValueError(f"train.optimizer must be 'sgd' or 'adam', got {t.optimizer!r}")
+  clip = t.get("clip_norm", 0.0)
+  return optax.chain(optax.clip_by_global_norm(clip), optimizer) if clip > 0 else optimizer
 
 
 def l2_penalty(params, weight_decay: float) -> jax.Array:

@@ -26,7 +26,8 @@ from agz_jax import game as game_lib, go, nets, parallel
 from agz_jax.data import positions
 from agz_jax.metrics import format_eta, log
 from agz_jax.training import optim
-from agz_jax.training.sl_policy import SupervisedTask, cross_entropy_update, load_tables
+from agz_jax.training.sl_policy import (DataParallelStep, SupervisedTask, cross_entropy_gradients,
+                                        load_tables)
 
 patterns = go.patterns
 
@@ -164,20 +165,19 @@ def _scores(logits, legal, action):
   return loss, (rank < 1).astype(jnp.float32), (rank < 5).astype(jnp.float32)
 
 
-def train_step(cfg, model, optimizer, config, shards: int, state: FastPolicyState, table,
-               tables: patterns.Tables, *, shard=0) -> tuple[FastPolicyState, dict]:
-  """One update on a fresh minibatch, as device `shard` of `shards` (as sl_policy.train_step)."""
-  rng, k_batch = jax.random.split(state.rng)
+def gradients(cfg, model, config, shards: int, params, key, table, tables: patterns.Tables, *,
+              shard=0):
+  """(gradients, metrics) of device `shard`'s share of a minibatch (as sl_policy.gradients)."""
   games = config.data.games_per_batch // shards
   states, action, _, _ = positions.sample_states(
-      cfg, table, k_batch, num_games=games, positions_per_game=config.data.positions_per_game,
+      cfg, table, key, num_games=games, positions_per_game=config.data.positions_per_game,
       first_game=shard * games)
   idx, legal = encode(cfg, tables, groups_of(config.model), states)
 
   def loss_terms(params):
     return _scores(model.apply({"params": params}, idx), legal, action)[:2]
 
-  return cross_entropy_update(optimizer, config, state, rng, loss_terms, axis_name=parallel.DATA)
+  return cross_entropy_gradients(config, params, loss_terms)
 
 
 def evaluate(model, params, idx, legal, action) -> dict:
@@ -210,9 +210,8 @@ class FastPolicyTask(SupervisedTask):
     self.abstract_state = jax.tree.map(
         lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
     self._init = jax.jit(init, out_shardings=rep)
-    self._step = jax.jit(parallel.on_every_shard(self.mesh, functools.partial(
-        train_step, self.cfg, self.model, self.optimizer, config, self.mesh.devices.size)),
-                         donate_argnums=0)
+    self.train = DataParallelStep(self.mesh, self.optimizer, functools.partial(
+        gradients, self.cfg, self.model, config, self.mesh.devices.size))
     self._encode = jax.jit(functools.partial(encode, self.cfg, groups=self.groups))
     self.evaluate = jax.jit(functools.partial(evaluate, self.model))
     self._data = None
@@ -255,7 +254,7 @@ class FastPolicyTask(SupervisedTask):
     del i
     if self.tables is None:
       self._prepare(state)
-    return self._step(state, *self.step_inputs())
+    return self.train(state, *self.step_inputs())
 
   def step_inputs(self) -> tuple:
     """What the jitted step takes besides the state: the training games, the lookup tables."""

@@ -17,6 +17,7 @@ import ml_collections
 import numpy as np
 import optax
 from flax import struct
+from jax.sharding import PartitionSpec, SingleDeviceSharding
 
 from agz_jax import data, game as game_lib, go, nets, parallel
 from agz_jax.data import positions
@@ -61,18 +62,14 @@ def _scores(logits, action):
   return loss, (rank < 1).astype(jnp.float32), (rank < 5).astype(jnp.float32)
 
 
-def train_step(cfg, model, optimizer, config, shards: int, state: SLState, table, *,
-               shard=0) -> tuple[SLState, dict]:
-  """One update on a fresh minibatch of training positions, as device `shard` of `shards`.
+def gradients(cfg, model, config, shards: int, params, key, table, *, shard=0):
+  """(gradients, metrics) of device `shard`'s 1/shards of a fresh minibatch drawn with `key`.
 
-  Run by every device (parallel.on_every_shard; jit it and donate `state`): each
-  samples and replays its own 1/shards of the minibatch's games, and the
-  gradients are averaged over the devices, so parameters stay replicated and
-  equal the one-device update on the whole minibatch.
+  Every device samples and replays its own share of the minibatch's games, so
+  the shares' mean is the gradient of the whole minibatch.
   """
-  rng, k_batch = jax.random.split(state.rng)
   games = config.data.games_per_batch // shards
-  batch = positions.sample(cfg, table, k_batch, encoding=config.model.encoding, num_games=games,
+  batch = positions.sample(cfg, table, key, encoding=config.model.encoding, num_games=games,
                            positions_per_game=config.data.positions_per_game,
                            first_game=shard * games)
 
@@ -80,31 +77,93 @@ def train_step(cfg, model, optimizer, config, shards: int, state: SLState, table
     logits = model.apply({"params": params}, batch.planes, train=True)
     return _scores(logits, batch.action)[:2]
 
-  return cross_entropy_update(optimizer, config, state, rng, loss_terms, axis_name=parallel.DATA)
+  return cross_entropy_gradients(config, params, loss_terms)
 
 
-def cross_entropy_update(optimizer, config, state, rng, loss_terms, axis_name=None):
-  """One optimizer step of a supervised task; returns (state, metrics).
+def cross_entropy_gradients(config, params, loss_terms):
+  """(gradients, metrics) of a supervised task's loss.
 
   Args:
     loss_terms: params -> (cross-entropy [B], top-1 hits [B]); the loss is
       their mean cross-entropy plus the L2 penalty of train.weight_decay.
-    rng: the state's next key.
-    axis_name: the mesh axis to average gradients and metrics over when each
-      device holds part of the minibatch (equal parts), or None.
   """
   def loss_fn(params):
     loss, top1 = loss_terms(params)
     l2 = optim.l2_penalty(params, config.train.weight_decay)
     return jnp.mean(loss) + l2, (jnp.mean(loss), jnp.mean(top1))
 
-  grads, metrics = jax.grad(loss_fn, has_aux=True)(state.params)
-  if axis_name is not None:
-    grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+  grads, (loss, top1) = jax.grad(loss_fn, has_aux=True)(params)
+  return grads, {"loss_policy": loss, "train_top1": top1}
+
+
+def apply_gradients(optimizer, state, rng, grads, metrics):
+  """The state after one optimizer step (its next key `rng`), and the metrics."""
   updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
   params = optax.apply_updates(state.params, updates)
-  state = state.replace(params=params, opt_state=opt_state, rng=rng, step=state.step + 1)
-  return state, {"loss_policy": metrics[0], "train_top1": metrics[1]}
+  return state.replace(params=params, opt_state=opt_state, rng=rng, step=state.step + 1), metrics
+
+
+class DataParallelStep:
+  """One supervised update, every device computing the gradients of its share of the minibatch.
+
+  Call it as step(state, *inputs) -> (state, metrics); the state is replicated
+  and is consumed. On one device, accelerators and pods the shares' gradients
+  are averaged by an all-reduce inside one jitted step. Several CPU devices of
+  one process (parallel.collectives_deadlock) instead pass their gradients to
+  the first device, which averages them and updates the state, and the state
+  is then copied to every device: no collective at all, for a few copies of
+  the parameters per step.
+
+  Args:
+    mesh: the 'data' mesh.
+    optimizer: the optax optimizer.
+    gradients: gradients(params, key, *inputs, shard=i) -> (grads, metrics)
+      of device i's share of the minibatch drawn with `key`.
+  """
+
+  def __init__(self, mesh, optimizer, gradients):
+    self.mesh = mesh
+    self.by_copies = parallel.collectives_deadlock(mesh)
+    if self.by_copies:
+      def rows(params, key, *inputs, shard):
+        return jax.tree.map(lambda x: x[None], gradients(params, key, *inputs, shard=shard))
+
+      def apply_mean(state, rng, stacked):
+        return apply_gradients(optimizer, state, rng, *jax.tree.map(lambda x: jnp.mean(x, 0),
+                                                                     stacked))
+
+      self._gradients = jax.jit(parallel.on_every_shard(mesh, rows, PartitionSpec(parallel.DATA)))
+      self._apply = jax.jit(apply_mean, donate_argnums=0)
+      self._split = jax.jit(lambda key: tuple(jax.random.split(key)))
+      self._first = SingleDeviceSharding(mesh.devices.flat[0])
+    else:
+      def whole(state, *inputs, shard):
+        rng, key = jax.random.split(state.rng)
+        grads, metrics = jax.lax.pmean(gradients(state.params, key, *inputs, shard=shard),
+                                       parallel.DATA)
+        return apply_gradients(optimizer, state, rng, grads, metrics)
+
+      self._step = jax.jit(parallel.on_every_shard(mesh, whole), donate_argnums=0)
+
+  def __call__(self, state, *inputs):
+    if not self.by_copies:
+      return self._step(state, *inputs)
+    rng, key = self._split(state.rng)
+    stacked = self._gradients(state.params, key, *inputs)
+    state, metrics = self._apply(*jax.device_put((state, rng, stacked), self._first))
+    return jax.device_put(state, parallel.replicated(self.mesh)), metrics
+
+  def programs(self, state, *inputs) -> list[str]:
+    """The compiled programs of one step, as HLO text (to inspect their collectives)."""
+    if not self.by_copies:
+      return [self._step.lower(state, *inputs).compile().as_text()]
+    rng, key = self._split(state.rng)
+    stacked = jax.eval_shape(self._gradients, state.params, key, *inputs)
+    first = jax.device_put((state, rng), self._first)
+    stacked = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=self._first),
+                           stacked)
+    return [self._gradients.lower(state.params, key, *inputs).compile().as_text(),
+            self._apply.lower(*first, stacked).compile().as_text()]
 
 
 def validation_positions(cfg, table, config) -> positions.Batch:
@@ -194,9 +253,8 @@ class SLPolicyTask(SupervisedTask):
         lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
     self._init = jax.jit(init, out_shardings=rep)
     parallel.check_divisible(self.mesh, **{"data.games_per_batch": config.data.games_per_batch})
-    self._step = jax.jit(parallel.on_every_shard(self.mesh, functools.partial(
-        train_step, self.cfg, self.model, self.optimizer, config, self.mesh.devices.size)),
-                         donate_argnums=0)
+    self.train = DataParallelStep(self.mesh, self.optimizer, functools.partial(
+        gradients, self.cfg, self.model, config, self.mesh.devices.size))
     self.evaluate = jax.jit(functools.partial(evaluate, self.model))
     self.train_table = self.val_batch = None
 
@@ -217,7 +275,7 @@ class SLPolicyTask(SupervisedTask):
 
   def step(self, state: SLState, i: int):
     del i
-    return self._step(state, *self.step_inputs())
+    return self.train(state, *self.step_inputs())
 
   def step_inputs(self) -> tuple:
     """What the jitted step takes besides the state: the training games."""
