@@ -54,5 +54,5 @@ def get_config() -> ml_collections.ConfigDict:
   c.eval.every = 1000
   c.eval.num_positions = 8192
   c.checkpoint.every = 1000
-  c.mesh.cpu_devices = 1
+  c.mesh.cpu_devices = 2  # one device per core: each samples and replays half the minibatch
   return c

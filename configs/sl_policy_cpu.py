@@ -29,4 +29,5 @@ def get_config():
   c.eval.every = 500
   c.eval.num_positions = 2048
   c.checkpoint.every = 500
+  c.mesh.cpu_devices = 2  # one device per core: each samples and replays half the minibatch
   return c

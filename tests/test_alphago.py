@@ -15,6 +15,7 @@ from flax import struct as flax_struct
 from agz_jax import alphago, checkpoint, go, gtp, nets, players, search
 from agz_jax.game import Game
 from agz_jax.go import patterns
+from agz_jax.training import rollout_policy
 
 import helpers
 from test_rollout import EYES
@@ -226,3 +227,30 @@ def test_bad_specs_get_one_clear_line(spec, message):
 def test_pretrained_names_what_there_is():
   with pytest.raises(FileNotFoundError, match="no pretrained network 'nothing-here'"):
     players.pretrained_path("nothing-here")
+
+
+def test_the_shipped_bundle_holds_policies_that_know_some_go():
+  """pretrained/alphago-19x19: the SL policy likes the third and fourth lines on the empty board,
+  and the rollout policy captures a stone in atari."""
+  settings = players.read_bundle(players.pretrained_path("alphago-19x19"))
+  assert settings["lambda"] == 1.0 and settings["prior"] != "uniform"
+  cfg = go.GoConfig(size=19, komi=7.5)
+
+  sl_config, sl_vars = checkpoint.load_network(settings["prior"])
+  assert sl_config.task == "sl_policy"
+  logits = nets.make(sl_config.model).apply(
+      {"params": sl_vars["params"]}, go.features(cfg, go.init(cfg), sl_config.model.encoding)[None])
+  for point in np.argsort(-np.asarray(logits[0, :cfg.num_points]))[:4]:
+    row, col = divmod(int(point), 19)
+    assert min(row, col, 18 - row, 18 - col) + 1 in (3, 4), go.action_to_gtp(cfg, int(point))
+
+  fast_config, fast_vars = checkpoint.load_network(settings["rollout"])
+  assert fast_config.task == "rollout_policy"
+  tables = patterns.make_tables(fast_vars["patterns"])
+  # White's last move K10 has one liberty, L10: black (to move) should take it.
+  state = go.play(cfg, [go.gtp_to_action(cfg, v) for v in ("J10", "Q16", "K11", "D4", "K9", "K10")])
+  idx = patterns.indices(cfg, tables, state, rollout_policy.groups_of(fast_config.model))
+  weights = nets.make(fast_config.model).apply({"params": fast_vars["params"]}, idx[None])[0]
+  legal = np.asarray(go.sensible_moves(cfg, state))[:cfg.num_points]
+  best = int(np.argmax(np.where(legal, np.asarray(weights[:cfg.num_points]), -np.inf)))
+  assert go.action_to_gtp(cfg, best) == "L10"

@@ -134,6 +134,9 @@ def test_simulations_follow_the_time():
   assert clock.simulations(rules, CFG, state, time_left=0.01) == 8       # at least 8
   assert clock.simulations(players.MovePolicy(seconds_per_move=1e6), CFG, state) == 4096
   assert clock.simulations(players.MovePolicy(simulations=16), CFG, state) == 16  # no budget
+  clock.seconds_per_simulation = 0.6  # AlphaGo's: a simulation plays whole games
+  assert clock.simulations(rules, CFG, state, floor=1) == 1
+  assert clock.simulations(rules, CFG, state) == 8
 
 
 def test_engine_times_its_searches(monkeypatch):

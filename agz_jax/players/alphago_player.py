@@ -104,6 +104,7 @@ class AlphaGoPlayer:
 
   planes = {"history": 8}  # the 48 planes and the patterns read the last boards
   has_value = True  # the rollouts' mean outcome
+  min_simulations = 1  # under a time budget: one simulation plays rollouts_per_leaf whole games
 
   def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True):
     from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel

@@ -54,15 +54,16 @@ class SearchClock:
     self.seconds_per_simulation = None
 
   def simulations(self, rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
-                  time_left: float | None = None) -> int | None:
+                  time_left: float | None = None, floor: int = 8) -> int | None:
     """Simulations for the move: rules.simulations, or with a time budget (seconds per move,
-    or the time left spread over the moves that may remain) a power of two from 8 to 4096
-    that fits it.
+    or the time left spread over the moves that may remain) a power of two from `floor` to
+    4096 that fits it.
 
     Args:
       rules: the settings.
       cfg, state: the position to move in.
       time_left: seconds left on the mover's clock, or None.
+      floor: the fewest simulations (a power of two): the player's `min_simulations`.
     """
     budget = rules.seconds_per_move
     if time_left is not None:
@@ -71,7 +72,7 @@ class SearchClock:
     if budget is None or self.seconds_per_simulation is None:
       return rules.simulations
     sims = budget / self.seconds_per_simulation
-    return int(2 ** max(3, min(12, math.floor(math.log2(max(sims, 1))))))
+    return int(2 ** max(int(math.log2(floor)), min(12, math.floor(math.log2(max(sims, 1))))))
 
   def analyse(self, player, cfg: go.GoConfig, state: go.GoState,
               simulations: int | None) -> dict:
@@ -100,7 +101,8 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
   colour = int(state.to_play)
   if opponent_passed and colour * go.host_score(cfg, state) > 0:
     return cfg.pass_action
-  out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left))
+  floor = getattr(player, "min_simulations", 8)
+  out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
   min_moves = rules.resign_min_moves
   if min_moves is None:
     min_moves = cfg.num_points // 2
