@@ -15,6 +15,7 @@ from flax import struct as flax_struct
 from agz_jax import alphago, checkpoint, go, gtp, nets, players, search
 from agz_jax.game import Game
 from agz_jax.go import patterns
+from agz_jax.players import alphago_player
 from agz_jax.training import rollout_policy
 
 import helpers
@@ -197,6 +198,35 @@ def test_bundle_player_searches_and_answers_lz_analyze(bundle):
   assert -1.0 <= out["value"] <= 1.0
 
 
+def test_one_compiled_search_serves_every_count_time_and_move(bundle):
+  player = players.load_player(bundle, simulations=4)
+  cfg = go.GoConfig(size=9, komi=7.5)
+  player.prepare(cfg)
+  compiled = (alphago_player._start._cache_size(), alphago_player._grow._cache_size())
+  state = go.init(cfg)
+  first = player.analyse(cfg, state, 3)
+  assert sum(c["visits"] for c in first["candidates"]) == 3
+  state = go.play(cfg, [first["action"], first["candidates"][0]["pv"][-1]], state) if len(
+      first["candidates"][0]["pv"]) > 1 else go.play(cfg, [first["action"]], state)
+  for kwargs in ({"seconds": 1e-6}, {"simulations": 5}, {"seconds": 0.05}):
+    before = player.analyse(cfg, state, 1)
+    visits = sum(c["visits"] for c in before["candidates"])
+    out = player.analyse(cfg, state, **kwargs)
+    # The same position again: its tree goes on, with at least one more simulation.
+    assert sum(c["visits"] for c in out["candidates"]) >= visits + 1, kwargs
+  assert player.seconds_per_simulation > 0
+  assert (alphago_player._start._cache_size(), alphago_player._grow._cache_size()) == compiled
+
+
+def test_a_full_tree_ends_the_search(bundle):
+  settings = dict(players.read_bundle(bundle), tree_nodes=6)
+  player = players.AlphaGoPlayer(settings, simulations=50)
+  cfg = go.GoConfig(size=9, komi=7.5)
+  out = player.analyse(cfg, go.init(cfg))
+  assert sum(c["visits"] for c in out["candidates"]) == 5  # 6 nodes: the root and 5 more
+  assert player.analyse(cfg, go.init(cfg), seconds=0.01)["candidates"] == out["candidates"]
+
+
 def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
   rollout = os.path.join(bundle, "rollout")
   proc = subprocess.run(
@@ -215,6 +245,7 @@ def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
     ("alphago:rollout=x,lamda=1", "unknown setting 'lamda'"),
     ("alphago:rollout=x,rollouts_per_leaf=many", "rollouts_per_leaf must be an integer"),
     ("alphago:rollout", "is not key=value"),
+    ("alphago:rollout=x,tree_nodes=1", "tree_nodes must be at least 2"),
 ])
 def test_bad_specs_get_one_clear_line(spec, message):
   proc = subprocess.run([sys.executable, "-m", "agz_jax.gtp", "--player", spec], input="quit\n",

@@ -151,6 +151,31 @@ def test_engine_times_its_searches(monkeypatch):
   assert player.calls[-1] == 32  # 2 s over 26 moves: 38 simulations fit
 
 
+class _TimedProposer(_Proposer):
+  """A player that searches for a time of its own (AlphaGoPlayer's `timed_search`)."""
+
+  timed_search = True
+
+  def analyse(self, cfg, state, simulations=None, *, seconds=None):
+    out = super().analyse(cfg, state, simulations)
+    if seconds is not None:
+      self.calls[-1] = ("seconds", seconds)
+    return out
+
+
+def test_a_timed_player_is_given_its_seconds_not_a_simulation_count():
+  player = _TimedProposer()
+  engine = gtp.Engine(player, simulations=8, seconds_per_move=0.5, resign_threshold=0.0)
+  assert engine.handle("genmove b")[1]
+  assert player.calls == [("seconds", 0.5)]
+  assert engine.handle("time_left w 2.7 0")[1]
+  assert engine.handle("genmove w")[1]
+  # 2.7 s over max(10, 81 // 3 - 1 // 2) = 27 moves.
+  assert player.calls[-1][0] == "seconds" and player.calls[-1][1] == pytest.approx(0.1)
+  plain = gtp.Engine(player, simulations=8, resign_threshold=0.0)  # no time: simulations
+  assert plain.handle("genmove b")[1] and player.calls[-1] == 8
+
+
 # -- players ----------------------------------------------------------------------------------
 
 def test_random_move_plays_sensible_moves_and_passes_when_none_is_left():

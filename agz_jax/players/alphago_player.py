@@ -3,17 +3,20 @@
 A player is described by a bundle: a folder with `alphago.json`, e.g.
 
   {"prior": "sl_policy", "rollout": "rollout_policy", "lambda": 1.0, "beta": 0.67,
-   "rollouts_per_leaf": 8}
+   "rollouts_per_leaf": 8, "tree_nodes": 2048}
 
 where "prior" and "rollout" name checkpoints (training workdirs or checkpoint
 folders; relative to the bundle) of an SL policy network and of a fast rollout
-policy; "prior": "uniform" searches without a policy network. On a command line
-the same keys can be written as a spec: `alphago:prior=DIR,rollout=DIR,lambda=1`.
+policy; "prior": "uniform" searches without a policy network; "tree_nodes" is the
+size of the search tree, the same for every move of a game (one compiled search
+serves them all). On a command line the same keys can be written as a spec:
+`alphago:prior=DIR,rollout=DIR,lambda=1`.
 """
 
 import functools
 import json
 import os
+import time
 
 import jax
 import jax.numpy as jnp
@@ -28,7 +31,10 @@ BUNDLE_FILE = "alphago.json"
 SPEC_PREFIX = "alphago:"
 # Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
 DEFAULTS = {"prior": "uniform", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf": 8,
-            "max_rollout_moves": 500, "c_puct": 5.0}
+            "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048}
+# Under a time budget the search grows in steps of at most this many seconds, so that a step
+# sized from an earlier one's time overshoots the budget by little.
+STEP_SECONDS = 0.25
 
 
 def is_bundle(spec: str) -> bool:
@@ -65,8 +71,10 @@ def read_bundle(spec: str) -> dict:
   out = dict(DEFAULTS, **settings)
   for key in ("lambda", "beta", "c_puct"):
     out[key] = _number(key, out[key], float)
-  for key in ("rollouts_per_leaf", "max_rollout_moves"):
+  for key in ("rollouts_per_leaf", "max_rollout_moves", "tree_nodes"):
     out[key] = _number(key, out[key], int)
+  if out["tree_nodes"] < 2:
+    raise ValueError(f"alphago player: tree_nodes must be at least 2, got {out['tree_nodes']}")
   for key in ("rollout", "prior"):
     if key == "rollout" or out[key] != "uniform":
       out[key] = out[key] if paths.is_remote(out[key]) or os.path.isabs(out[key]) else (
@@ -82,14 +90,34 @@ def _number(key, value, kind):
                      f"got {value!r}") from None
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5, 6))
-def _search(cfg: go.GoConfig, settings: search.SearchConfig, leaf: alphago.LeafSettings, rollout_model,
-            groups, prior_model, prior_encoding, variables, states, key, reuse=None):
-  game = Game(go, cfg)
-  evaluate = alphago.evaluator(cfg, leaf, rollout_model=rollout_model, rollout_groups=groups,
-                               prior_model=prior_model, prior_encoding=prior_encoding)
-  out = search.run_search(game, evaluate, variables, states, key, settings, reuse=reuse)
-  return search_arrays(settings, out), out.search_tree
+# The jitted calls below take (cfg, search settings, leaf settings, rollout model, its feature
+# groups, prior model, prior encoding) as static arguments: what _evaluator builds from.
+_STATIC = tuple(range(7))
+
+
+def _evaluator(cfg, leaf, rollout_model, groups, prior_model, prior_encoding):
+  return alphago.evaluator(cfg, leaf, rollout_model=rollout_model, rollout_groups=groups,
+                           prior_model=prior_model, prior_encoding=prior_encoding)
+
+
+@functools.partial(jax.jit, static_argnums=_STATIC, static_argnames="num_nodes")
+def _start(cfg, settings, leaf, rollout_model, groups, prior_model, prior_encoding, variables,
+           states, key, reuse=None, *, num_nodes):
+  evaluate = _evaluator(cfg, leaf, rollout_model, groups, prior_model, prior_encoding)
+  return search.anytime.start(Game(go, cfg), evaluate, variables, states, key, settings,
+                              num_nodes=num_nodes, reuse=reuse)
+
+
+@functools.partial(jax.jit, static_argnums=_STATIC, donate_argnums=8)
+def _grow(cfg, settings, leaf, rollout_model, groups, prior_model, prior_encoding, variables,
+          tree, key, simulations):
+  evaluate = _evaluator(cfg, leaf, rollout_model, groups, prior_model, prior_encoding)
+  return search.anytime.grow(Game(go, cfg), evaluate, variables, tree, key, settings, simulations)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _arrays(settings, tree):
+  return search_arrays(settings, search.anytime.policy_output(tree))
 
 
 class AlphaGoPlayer:
@@ -104,7 +132,7 @@ class AlphaGoPlayer:
 
   planes = {"history": 8}  # the 48 planes and the patterns read the last boards
   has_value = True  # the rollouts' mean outcome
-  min_simulations = 1  # under a time budget: one simulation plays rollouts_per_leaf whole games
+  timed_search = True  # analyse(..., seconds=) searches until its time is up
 
   def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True):
     from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
@@ -137,30 +165,97 @@ class AlphaGoPlayer:
       name = self.prior.name.replace("agz_jax-", "")
     self.name = f"agz_jax-alphago-{name}-rollouts{self.leaf.rollouts_per_leaf}"
     self.settings = search.SearchConfig(
-        algorithm="alphago", num_simulations=max(simulations, 1), max_num_considered_actions=1,
+        algorithm="alphago", num_simulations=settings["tree_nodes"] - 1, max_num_considered_actions=1,
         gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
         pb_c_base=1.0, c_puct=settings["c_puct"])
+    self.tree_nodes = settings["tree_nodes"]
+    self._models = (self.leaf, self.rollout_model, self.groups, self.prior.model if self.prior
+                    else None, self.prior.encoding if self.prior else "alphago48")
     self._key = jax.random.PRNGKey(seed)
-    self._tree = None
+    self._tree = None  # (tree, GoConfig) of the last search
+    self._blank = {}  # GoConfig -> a tree of the search's shape with no node in it
+    self._compiled = set()  # GoConfigs whose search programs have run once (prepare)
+    self.seconds_per_simulation = None  # of the last warm step of a search
 
-  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
-    """Searches the position; the result as SearchPlayer.analyse's."""
-    simulations = self.simulations if simulations is None else simulations
-    if simulations < 1:
-      raise ValueError(f"a search needs at least one simulation, got {simulations}")
-    self._key, key = jax.random.split(self._key)
-    reuse = None
-    if self.reuse_tree and self._tree is not None:
-      tree, tree_cfg = self._tree
-      if tree_cfg == cfg and tree.node_visits.shape[1] <= 2 * simulations + 1:
-        reuse = tree
-    settings = self.settings.replace(num_simulations=simulations)
-    prior_model = self.prior.model if self.prior else None
-    encoding = self.prior.encoding if self.prior else "alphago48"
-    out, tree = _search(cfg, settings, self.leaf, self.rollout_model, self.groups, prior_model,
-                        encoding, self.variables, batch(state), key, reuse)
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
+              seconds: float | None = None) -> dict:
+    """Searches the position; the result as SearchPlayer.analyse's.
+
+    Args:
+      cfg, state: the position.
+      simulations: new simulations (default self.simulations), at least 1; ignored when
+        `seconds` is given.
+      seconds: search until this much time is spent (at least one simulation), in steps
+        of at most STEP_SECONDS, each sized from the time the last warm steps took.
+
+    The tree keeps `tree_nodes` nodes: the search stops early when it is full. With tree
+    reuse it starts from the subtree of the previous search that holds the position, so
+    searching the same position again goes on where the last search stopped.
+    """
+    if seconds is None:
+      simulations = self.simulations if simulations is None else simulations
+      if simulations < 1:
+        raise ValueError(f"a search needs at least one simulation, got {simulations}")
+    elif not seconds > 0:
+      raise ValueError(f"a search needs a positive time, got {seconds} seconds")
+    self.prepare(cfg)
+    start_time = time.perf_counter()
+    tree = self._start(cfg, state)
+    used = int(search.anytime.nodes_used(tree)[0])
+    if seconds is None:
+      tree, used = self._grow(cfg, tree, min(simulations, self.tree_nodes - used), used)
+    else:
+      deadline = start_time + seconds
+      grown = 0
+      while used < self.tree_nodes:
+        step = 1
+        if self.seconds_per_simulation is not None:
+          fits = int((deadline - time.perf_counter()) / self.seconds_per_simulation)
+          if fits < 1 and grown:
+            break
+          step = max(1, min(fits, int(STEP_SECONDS / self.seconds_per_simulation)))
+        step = min(step, self.tree_nodes - used)
+        tree, used = self._grow(cfg, tree, step, used)
+        grown += step
+        if time.perf_counter() >= deadline:
+          break
     self._tree = (tree, cfg)
-    return candidates(jax.device_get(out))
+    return candidates(jax.device_get(_arrays(self.settings, tree)))
+
+  def prepare(self, cfg: go.GoConfig) -> None:
+    """Compiles the search for `cfg`'s games (by a search of the empty board), so that no
+    move's time goes to compiling; analyse calls it first."""
+    if cfg in self._blank:
+      return
+    # A tree of the right shape with no node in it: `start` finds nothing to keep there, so
+    # every search of the game, first or not, runs the one program compiled for a kept tree.
+    shapes = jax.eval_shape(
+        lambda v, s, k: _start(cfg, self.settings, *self._models, v, s, k, num_nodes=self.tree_nodes),
+        self.variables, batch(go.init(cfg)), self._key)
+    self._blank[cfg] = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+    tree = self._start(cfg, go.init(cfg), reuse=False)
+    self._grow(cfg, tree, 1, 1)
+    self._compiled.add(cfg)
+
+  def _start(self, cfg: go.GoConfig, state: go.GoState, reuse: bool = True):
+    self._key, key = jax.random.split(self._key)
+    kept = self._blank[cfg]
+    if reuse and self.reuse_tree and self._tree is not None and self._tree[1] == cfg:
+      kept = self._tree[0]
+    self._tree = None  # grown (and given up) by the caller
+    return _start(cfg, self.settings, *self._models, self.variables, batch(state), key, kept,
+                  num_nodes=self.tree_nodes)
+
+  def _grow(self, cfg: go.GoConfig, tree, simulations: int, used: int):
+    """(tree with `simulations` more simulations, nodes used), timed when already compiled."""
+    self._key, key = jax.random.split(self._key)
+    began = time.perf_counter()
+    tree = _grow(cfg, self.settings, *self._models, self.variables, tree, key,
+                 np.int32(simulations))
+    used_now = int(search.anytime.nodes_used(tree)[0])  # waits for the search
+    if cfg in self._compiled and used_now > used:
+      self.seconds_per_simulation = (time.perf_counter() - began) / (used_now - used)
+    return tree, used_now
 
   def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
     """The search's prior over legal moves (the SL policy at temperature beta, or uniform)."""

@@ -8,7 +8,9 @@ The player proposes (its search or policy); these rules decide what is played:
   passing too, with its dead stones still counted): play the best candidate
   that fills none of our own eyes instead; pass only when there is none.
 - Resign when the win rate is below the threshold, but not in the first moves.
-- Spend the simulations that fit in the seconds per move or the time left.
+- Spend the seconds per move or a share of the time left: a player with
+  `timed_search` searches until its time is up; others get the simulations that
+  fitted in the time on their last search.
 """
 
 import dataclasses
@@ -53,11 +55,21 @@ class SearchClock:
   def __init__(self):
     self.seconds_per_simulation = None
 
+  @staticmethod
+  def budget(rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
+             time_left: float | None = None) -> float | None:
+    """Seconds for the move: the seconds per move, or the time left spread over the moves
+    that may remain, whichever is less; None without either."""
+    budget = rules.seconds_per_move
+    if time_left is not None:
+      per_move = time_left / max(10, cfg.num_points // 3 - int(state.move_count) // 2)
+      budget = per_move if budget is None else min(budget, per_move)
+    return budget
+
   def simulations(self, rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
                   time_left: float | None = None, floor: int = 8) -> int | None:
-    """Simulations for the move: rules.simulations, or with a time budget (seconds per move,
-    or the time left spread over the moves that may remain) a power of two from `floor` to
-    4096 that fits it.
+    """Simulations for the move: rules.simulations, or with a time budget (`budget`) a power
+    of two from `floor` to 4096 that fits it.
 
     Args:
       rules: the settings.
@@ -65,10 +77,7 @@ class SearchClock:
       time_left: seconds left on the mover's clock, or None.
       floor: the fewest simulations (a power of two): the player's `min_simulations`.
     """
-    budget = rules.seconds_per_move
-    if time_left is not None:
-      per_move = time_left / max(10, cfg.num_points // 3 - int(state.move_count) // 2)
-      budget = per_move if budget is None else min(budget, per_move)
+    budget = self.budget(rules, cfg, state, time_left)
     if budget is None or self.seconds_per_simulation is None:
       return rules.simulations
     sims = budget / self.seconds_per_simulation
@@ -101,8 +110,12 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
   colour = int(state.to_play)
   if opponent_passed and colour * go.host_score(cfg, state) > 0:
     return cfg.pass_action
-  floor = getattr(player, "min_simulations", 8)
-  out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
+  budget = clock.budget(rules, cfg, state, time_left)
+  if budget is not None and getattr(player, "timed_search", False):
+    out = player.analyse(cfg, state, seconds=budget)
+  else:
+    floor = getattr(player, "min_simulations", 8)
+    out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
   min_moves = rules.resign_min_moves
   if min_moves is None:
     min_moves = cfg.num_points // 2

@@ -3,9 +3,11 @@
 `run_search(game, evaluator, variables, states, rng_key, search_config)` runs
 Gumbel MuZero, AlphaGo Zero's PUCT or AlphaGo's PUCT from a batch of positions; an evaluator
 (`evaluators.network`, or any function of the same signature) values the
-leaves; `best_action` / `choose_action` turn a search into a move.
+leaves; `best_action` / `choose_action` turn a search into a move. `anytime` grows
+a PUCT search in steps of any size in one compiled shape, for players under a clock.
 """
 
+from agz_jax.search import anytime
 from agz_jax.search.actions import best_action, choose_action, sample_action
 from agz_jax.search.config import ALGORITHMS, SearchConfig
 from agz_jax.search.evaluators import ApplyFn, Evaluator, flax_network, network
@@ -15,7 +17,7 @@ from agz_jax.search.mcts import (Root, alphago_policy, alphago_selection, evalua
 from agz_jax.search.reuse import find_node, reroot
 
 __all__ = [
-    "ALGORITHMS", "ApplyFn", "Evaluator", "Root", "SearchConfig", "alphago_policy",
+    "ALGORITHMS", "ApplyFn", "anytime", "Evaluator", "Root", "SearchConfig", "alphago_policy",
     "alphago_selection", "best_action", "choose_action",
     "evaluate", "evaluator_key", "find_node", "flax_network", "gumbel_policy", "legal_mask", "make_recurrent_fn", "masked_logits",
     "network", "reroot", "run_search", "sample_action",
