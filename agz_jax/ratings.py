@@ -162,9 +162,17 @@ def main(argv=None):
   parser.add_argument("--anchor-elo", type=float, default=0.0)
   parser.add_argument("--prior-sd", type=float, default=1000.0,
                       help="sd (Elo) of the Gaussian prior that keeps undefeated players finite")
+  parser.add_argument("--without-failures", action="store_true",
+                      help="leave out the games an engine failed in (crashed, hung, answered "
+                           "junk); by default such a game is a loss for that engine")
   args = parser.parse_args(argv)
   try:
-    players, games, points = tally(load_results(args.directories))
+    results = load_results(args.directories)
+    if args.without_failures:
+      results = [r for r in results if r.get("reason") != "error"]
+      if not results:
+        raise ValueError("no games left without the ones an engine failed in")
+    players, games, points = tally(results)
     if args.anchor is not None and args.anchor not in players:
       raise ValueError(f"anchor {args.anchor!r} is not a player (players: {', '.join(players)})")
     groups = _components(games)

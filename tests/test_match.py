@@ -101,6 +101,21 @@ def test_summary_table():
          "(e.g. game 3)" in text
 
 
+def test_summary_gives_the_result_without_games_an_engine_failed_in():
+  results = [{"game": g, "black": "a" if g % 2 == 0 else "b", "white": "b" if g % 2 == 0 else "a",
+              "winner": winner, "result": "", "reason": reason, "final_score": {}}
+             for g, (winner, reason) in enumerate([("a", "error"), ("b", "resign"), ("b", "score"),
+                                                   ("a", "score"), ("a", "error")])]
+  lines = match.summary(["a", "b"], results).splitlines()
+  assert lines[1].split()[:4] == ["a", "3", "2", "0"]  # a crash is a loss for the engine
+  lo, hi = stats.wilson_interval(1, 3)
+  assert lines[4] == (f"without the 2 games an engine failed in: a 1-2-0, 33.3% "
+                      f"[{100 * lo:.1f}%, {100 * hi:.1f}%], Elo {stats.elo_difference(1 / 3):+.0f} "
+                      f"[{stats.elo_difference(lo):+.0f}, {stats.elo_difference(hi):+.0f}] (3 games)")
+  assert not any("failed in" in line
+                 for line in match.summary(["a", "b"], results[1:4]).splitlines())
+
+
 def test_default_names():
   assert match.default_name(f"{GNUGO} --mode gtp --level 1 --chinese-rules") == "gnugo-l1"
   assert match.default_name("gnugo --mode gtp --level=5") == "gnugo-l5"
@@ -151,6 +166,20 @@ def test_ratings_recover_known_strengths(tmp_path, capsys):
   rows = capsys.readouterr().out.splitlines()
   assert [row.split()[1] for row in rows[1:4]] == ["c", "b", "a"]
   assert "(anchor)" in rows[2] and " 150.0 " in rows[2]
+
+
+def test_ratings_without_failures_leave_out_the_games_an_engine_failed_in(tmp_path, capsys):
+  lines = [{"game": i, "black": b, "white": w, "winner": winner, "reason": reason}
+           for i, (b, w, winner, reason) in enumerate(
+               [("x", "y", "x", "error")] * 3 + [("x", "y", "y", "score"), ("y", "x", "x", "score")])]
+  os.makedirs(tmp_path / "m")
+  (tmp_path / "m" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+  ratings.main([str(tmp_path / "m"), "--anchor", "y"])
+  assert " 80.0%" in capsys.readouterr().out  # x: 4 of 5 with the crashes
+  ratings.main([str(tmp_path / "m"), "--anchor", "y", "--without-failures"])
+  out = capsys.readouterr().out
+  x_row = next(row for row in out.splitlines() if row.split()[1:2] == ["x"])
+  assert " 50.0%" in x_row and out.splitlines()[-1].startswith("2 games")
 
 
 def test_ratings_undefeated_player_is_finite():

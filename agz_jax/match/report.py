@@ -62,9 +62,24 @@ def _claimed_winner(answer: str | None) -> int | None:
   return 0 if text in ("0", "DRAW", "JIGO") else None
 
 
+def _record(name: str, results: list[dict]) -> tuple[int, int, int]:
+  """(wins, losses, draws) of `name` in `results`."""
+  wins = sum(r["winner"] == name for r in results)
+  draws = sum(r["winner"] is None for r in results)
+  return wins, len(results) - wins - draws, draws
+
+
+def _rate(wins: int, draws: int, games: int) -> tuple[float, float, float]:
+  """Win rate (a draw half a win) and its 95% Wilson interval."""
+  rate = (wins + draws / 2) / games if games else 0.0
+  return (rate, *wilson_interval(wins + draws / 2, games))
+
+
 def summary(names: list[str], results: list[dict]) -> str:
   """The results table: per engine, wins, losses, draws and win rate with a 95% Wilson
-  interval; the Elo difference of A over B with its interval from the Wilson bounds."""
+  interval; the Elo difference of A over B with its interval from the Wilson bounds. A game
+  an engine failed in (crashed, hung, answered junk) is a loss for it; when there are such
+  games, a line gives A's result without them, as they say nothing of the engines' play."""
   lines = []
   n = len(results)
   width = max(6, *(len(x) for x in names))
@@ -72,22 +87,25 @@ def summary(names: list[str], results: list[dict]) -> str:
                f"(w-l-d)")
   rates = {}
   for name in names:
-    wins = sum(r["winner"] == name for r in results)
-    draws = sum(r["winner"] is None for r in results)
-    losses = n - wins - draws
+    wins, losses, draws = _record(name, results)
     as_black = [r for r in results if r["black"] == name]
-    black_wins = sum(r["winner"] == name for r in as_black)
-    black_draws = sum(r["winner"] is None for r in as_black)
-    black = (black_wins, len(as_black) - black_wins - black_draws, black_draws)
-    rate = (wins + draws / 2) / n if n else 0.0
-    lo, hi = wilson_interval(wins + draws / 2, n)
-    rates[name] = (rate, lo, hi)
+    black = _record(name, as_black)
+    rates[name] = _rate(wins, draws, n)
+    rate, lo, hi = rates[name]
     lines.append(f"{name:<{width}}  {wins:4d}  {losses:6d}  {draws:5d}  {100 * rate:7.1f}%  "
                  f"[{100 * lo:5.1f}%, {100 * hi:5.1f}%]  {black[0]}-{black[1]}-{black[2]}")
   a, b = names
   rate, lo, hi = rates[a]
   lines.append(f"Elo of {a} over {b}: {elo_difference(rate):+.0f}, 95% interval "
                f"[{elo_difference(lo):+.0f}, {elo_difference(hi):+.0f}] ({n} games)")
+  played = [r for r in results if r["reason"] != "error"]
+  if len(played) < n:
+    wins, losses, draws = _record(a, played)
+    rate, lo, hi = _rate(wins, draws, len(played))
+    lines.append(f"without the {n - len(played)} games an engine failed in: {a} {wins}-{losses}-"
+                 f"{draws}, {100 * rate:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%], Elo "
+                 f"{elo_difference(rate):+.0f} [{elo_difference(lo):+.0f}, "
+                 f"{elo_difference(hi):+.0f}] ({len(played)} games)")
   reasons = {}
   for r in results:
     reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
