@@ -46,7 +46,7 @@ def use_cpu_devices(count: int) -> None:
   notebook cell run twice).
   """
   if count < 1:
-    raise ValueError(f"mesh.cpu_devices must be at least 1, got {count}")
+    raise ValueError(f"the CPU devices (mesh.cpu_devices, --cpu-devices) must be at least 1, got {count}")
   if (count == 1 or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
       or jax.config.jax_num_cpu_devices == count):
     return

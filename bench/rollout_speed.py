@@ -10,7 +10,10 @@ same lanes; the policy's only extra cost is its features and logits. Rollouts pl
 simple ko rule; p_pi is timed a third time under positional superko (what the rollouts
 played before), the peer of the simple-ko figure. Also reported: the
 rollouts' lengths (a batched loop waits for its longest game) and the time of one move's
-sampling per position, with and without the policy.
+sampling per position, with and without the policy. "p_pi, every device" plays the same
+games split over every device (on a CPU, one device per core: --cpu-devices), each
+device's share dispatched at once and played by its own loop, as the AlphaGo player's
+trees are searched.
 
   python bench/rollout_speed.py --policy workdir/rollout_policy
   python bench/rollout_speed.py --size 9 --batch 256 --repeats 2
@@ -18,13 +21,14 @@ sampling per position, with and without the policy.
 
 import argparse
 import functools
+import os
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import checkpoint, go, nets
+from agz_jax import checkpoint, go, nets, parallel
 from agz_jax.go import patterns, rollout
 from agz_jax.training import rollout_policy
 
@@ -118,6 +122,22 @@ def measure(size: int, batch: int, repeats: int, policy: str | None, data_dir: s
     print(f"  {name:12s}: {r['playouts_per_s']:7.1f} playouts/s | {r['moves_per_s']:9,.0f} moves/s | "
           f"length mean {r['mean_length']:.0f} max {r['max_length']} | one move "
           f"{r['us_per_move_per_position']:.0f} us per position | black wins {r['black_wins']:.2f}")
+  devices = jax.local_devices()
+  if len(devices) > 1:
+    run = jax.jit(functools.partial(rollout.rollouts, cfg, logits_fn, lanes=lanes,
+                                    max_moves=max_moves, with_lengths=True))
+    shares = np.array_split(np.arange(batch), len(devices))
+    split = [(jax.device_put(jax.tree.map(lambda x: x[idx], starts), d),
+              jax.device_put(jax.random.fold_in(jax.random.PRNGKey(1), i), d))
+             for i, (idx, d) in enumerate(zip(shares, devices))]
+    seconds, outs = timed(lambda parts: [run(*part) for part in parts], split, repeats=repeats)
+    lengths = np.concatenate([np.asarray(lengths) for _, lengths in outs])
+    name = f"p_pi, {len(devices)} devices"
+    out["p_pi, every device"] = {"playouts_per_s": batch / seconds,
+                                 "moves_per_s": lengths.sum() / seconds}
+    r = out["p_pi, every device"]
+    print(f"  {name:12s}: {r['playouts_per_s']:7.1f} playouts/s | {r['moves_per_s']:9,.0f} moves/s "
+          f"| {r['playouts_per_s'] / out['p_pi']['playouts_per_s']:.2f}x one device")
   ratio = out["p_pi"]["moves_per_s"] / out["random"]["moves_per_s"]
   print(f"  p_pi moves at {ratio:.2f}x the random-play move rate; playouts "
         f"{out['p_pi']['playouts_per_s'] / out['random']['playouts_per_s']:.2f}x")
@@ -137,7 +157,11 @@ def main():
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--policy", default=None, help="a rollout_policy workdir or checkpoint")
   parser.add_argument("--data", default=None, help="imported human games (19x19) for the starts")
+  parser.add_argument("--cpu-devices", type=int, default=len(os.sched_getaffinity(0)),
+                      help="without an accelerator: CPU devices for the every-device line "
+                           "(default: one per core this process may use)")
   args = parser.parse_args()
+  parallel.use_cpu_devices(args.cpu_devices)
   print(f"backend: {jax.default_backend()}, devices: {jax.device_count()}")
   for size in args.size or [9, 19]:
     measure(size, args.batch, args.repeats, args.policy, args.data if size == 19 else None,

@@ -227,6 +227,43 @@ def test_a_full_tree_ends_the_search(bundle):
   assert player.analyse(cfg, go.init(cfg), seconds=0.01)["candidates"] == out["candidates"]
 
 
+def test_trees_searched_at_once_add_up_at_the_root(bundle):
+  player = players.AlphaGoPlayer(dict(players.read_bundle(bundle), trees=3), simulations=4)
+  assert player.trees == 3 and player.name.endswith("-trees3")
+  cfg = go.GoConfig(size=9, komi=7.5)
+  out = player.analyse(cfg, go.init(cfg))
+  assert sum(c["visits"] for c in out["candidates"]) == 3 * 4
+  visits = [c["visits"] for c in out["candidates"]]
+  assert visits == sorted(visits, reverse=True) and out["action"] == out["candidates"][0]["action"]
+
+
+def test_the_engine_searches_a_tree_on_each_cpu_device(bundle):
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  proc = subprocess.run(
+      [sys.executable, "-m", "agz_jax.gtp", "--player", bundle, "--cpu-devices", "2",
+       "--simulations", "2"],
+      input="version\ngenmove b\nquit\n", capture_output=True, text=True, timeout=600, cwd=REPO,
+      env=env, check=False)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  replies = [r for r in proc.stdout.split("\n\n") if r.strip()]
+  assert replies[0].endswith("-trees2)") and replies[1].startswith("= "), proc.stdout
+
+
+def test_merged_trees_sum_visits_and_weigh_values_by_them():
+  def arrays(visits, q, value):
+    a = len(visits)
+    return {"best": np.asarray([int(np.argmax(visits))]), "visits": np.asarray([visits]),
+            "qvalues": np.asarray([q], np.float32), "value": np.asarray([value], np.float32),
+            "prior": np.full((1, a), 1.0 / a, np.float32),
+            "children_index": np.full((1, 2, a), -1), "children_visits": np.zeros((1, 2, a))}
+  merged = alphago_player.merge_trees([arrays([3, 1, 0], [0.5, -1.0, 0.0], 0.2),
+                                       arrays([0, 2, 1], [0.0, 0.5, 1.0], -0.4)])
+  np.testing.assert_array_equal(merged["visits"], [[3, 3, 1]])
+  np.testing.assert_allclose(merged["qvalues"], [[0.5, 0.0, 1.0]])
+  np.testing.assert_allclose(merged["value"], [(5 * 0.2 + 4 * -0.4) / 9])
+  assert int(merged["best"][0]) == 0  # a tie goes to the first
+
+
 def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
   rollout = os.path.join(bundle, "rollout")
   proc = subprocess.run(

@@ -1,11 +1,12 @@
 """The command line of the GTP engine (python -m agz_jax.gtp)."""
 
 import argparse
+import os
 import sys
 
 from agz_jax.gtp.engine import Engine
 from agz_jax.gtp.protocol import serve
-from agz_jax import paths, players
+from agz_jax import parallel, paths, players
 from agz_jax.players import load_player
 
 
@@ -35,8 +36,14 @@ def main(argv=None):
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
                       help="without search: draw the first N moves of a game from the policy")
+  parser.add_argument("--cpu-devices", type=int, default=None,
+                      help="on a machine without an accelerator, split the CPU into this many "
+                           "devices, which an AlphaGo player's trees search at the same time "
+                           "(default: one per core this process may use)")
   args = parser.parse_args(argv)
   try:
+    parallel.use_cpu_devices(len(os.sched_getaffinity(0)) if args.cpu_devices is None
+                             else args.cpu_devices)
     spec = ("random" if args.random else args.player or args.checkpoint
             or players.pretrained_path(args.pretrained))
     player = load_player(spec,
