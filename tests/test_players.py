@@ -176,6 +176,17 @@ def test_a_timed_player_is_given_its_seconds_not_a_simulation_count():
   assert plain.handle("genmove b")[1] and player.calls[-1] == 8
 
 
+def test_the_engine_logs_a_line_on_each_search():
+  lines = []
+  engine = gtp.Engine(_Proposer("E5", "C3", value=0.5), simulations=8, resign_threshold=0.0,
+                      log=lines.append)
+  assert engine.handle("play b D4")[1] and engine.handle("genmove w")[2] == "E5"
+  assert len(lines) == 1
+  head, pv = lines[0].split(" | pv ")
+  assert head.startswith("move 2 (W): E5 after ") and head.endswith(" s, 19 visits, win rate 75.0%")
+  assert pv == "E5"  # the most visited candidate's line
+
+
 # -- players ----------------------------------------------------------------------------------
 
 def test_random_move_plays_sensible_moves_and_passes_when_none_is_left():

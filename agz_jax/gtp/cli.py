@@ -36,6 +36,8 @@ def main(argv=None):
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
                       help="without search: draw the first N moves of a game from the policy")
+  parser.add_argument("--quiet", action="store_true",
+                      help="no line on stderr about each move's search")
   parser.add_argument("--cpu-devices", type=int, default=None,
                       help="on a machine without an accelerator, split the CPU into this many "
                            "devices, which an AlphaGo player's trees search at the same time "
@@ -56,5 +58,6 @@ def main(argv=None):
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations
   engine = Engine(player, komi=args.komi, simulations=sims, seconds_per_move=args.seconds_per_move,
-                  resign_threshold=args.resign_threshold)
+                  resign_threshold=args.resign_threshold,
+                  log=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
   serve(engine)

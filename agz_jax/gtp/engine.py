@@ -31,13 +31,15 @@ class Engine:
     seconds_per_move: when set, the number of simulations follows the time.
     resign_threshold: resign when the searched win rate falls below this.
     resign_min_moves: never resign before this many moves.
+    log: called with a line on each genmove's search (players.search_line), or None.
   """
 
   def __init__(self, player, *, komi: float = players.KOMI, simulations: int | None = None,
                seconds_per_move: float | None = None,
                resign_threshold: float = players.RESIGN_THRESHOLD,
-               resign_min_moves: int | None = None):
+               resign_min_moves: int | None = None, log=None):
     self.player = player
+    self.log = log
     self.size = player.sizes[0] if player.sizes else 19
     self.komi = komi
     self.rules = players.MovePolicy(simulations=simulations, seconds_per_move=seconds_per_move,
@@ -133,7 +135,7 @@ class Engine:
     opponent_passed = (last is not None and last[0] == -colour and not last[2]
                        and last[1] == self.cfg.pass_action)
     action = players.choose_move(self.rules, self.player, self.cfg, state,
-                                 opponent_passed=opponent_passed, clock=self.clock,
+                                 opponent_passed=opponent_passed, clock=self.clock, log=self.log,
                                  time_left=self.time_left.get(colour))
     if action is None:
       return "resign", None

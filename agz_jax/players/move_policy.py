@@ -95,7 +95,7 @@ class SearchClock:
 
 def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, *,
                 opponent_passed: bool, clock: SearchClock,
-                time_left: float | None = None) -> int | None:
+                time_left: float | None = None, log=None) -> int | None:
   """The action to play for the player to move in `state` (an unfinished game), or None to
   resign.
 
@@ -106,22 +106,38 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
     opponent_passed: whether the last move of the game was a pass.
     clock: times the searches (updated).
     time_left: seconds left on the mover's clock, or None.
+    log: called with a line on the search (search_line), or None.
   """
   colour = int(state.to_play)
   if opponent_passed and colour * go.host_score(cfg, state) > 0:
     return cfg.pass_action
   budget = clock.budget(rules, cfg, state, time_left)
+  began = time.perf_counter()
   if budget is not None and getattr(player, "timed_search", False):
     out = player.analyse(cfg, state, seconds=budget)
   else:
     floor = getattr(player, "min_simulations", 8)
     out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
+  if log is not None:
+    log(search_line(cfg, state, out, time.perf_counter() - began))
   min_moves = rules.resign_min_moves
   if min_moves is None:
     min_moves = cfg.num_points // 2
   if win_rate(out["value"]) < rules.resign_threshold and int(state.move_count) >= min_moves:
     return None
   return _not_a_losing_pass(cfg, state, out)
+
+
+def search_line(cfg: go.GoConfig, state: go.GoState, out: dict, seconds: float) -> str:
+  """One line on a search, as engines write to stderr for a GUI's console: 'move 12 (B):
+  Q16 after 1.98 s, 104 visits, win rate 47.5% | pv Q16 R17 Q17'."""
+  colour = "B" if int(state.to_play) == go.BLACK else "W"
+  visits = sum(c["visits"] for c in out["candidates"])
+  best = out["candidates"][0] if out["candidates"] else {"pv": [out["action"]]}
+  pv = " ".join(go.action_to_gtp(cfg, a) for a in best["pv"])
+  return (f"move {int(state.move_count) + 1} ({colour}): {go.action_to_gtp(cfg, out['action'])} "
+          f"after {seconds:.2f} s, {visits} visits, win rate {100 * win_rate(out['value']):.1f}% "
+          f"| pv {pv}")
 
 
 def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: dict) -> int:
