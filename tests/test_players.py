@@ -144,11 +144,29 @@ def test_engine_times_its_searches(monkeypatch):
   monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
   player = _Proposer(seconds_per_simulation=0.002, clock=fake)
   engine = gtp.Engine(player, simulations=8, seconds_per_move=0.5, resign_threshold=0.0)
-  assert engine.handle("genmove b")[1] and engine.handle("genmove w")[1]
-  assert player.calls == [8, 128]  # then 0.5 s / 0.002 s = 250 simulations fit
+  for _ in range(4):
+    assert engine.handle("genmove b")[1] and engine.handle("genmove w")[1]
+  # The first two searches at a count may compile: the third is the first one timed, and
+  # then 0.5 s / 0.002 s = 250 simulations fit.
+  assert player.calls[:4] == [8, 8, 8, 128]
   assert engine.handle("time_left b 2 0")[1]
   assert engine.handle("genmove b")[1]
-  assert player.calls[-1] == 32  # 2 s over 26 moves: 38 simulations fit
+  assert player.calls[-1] == 32  # 2 s over 27 - 8 // 2 = 23 moves: 43 simulations fit
+
+
+def test_a_compiling_search_does_not_set_the_clock(monkeypatch):
+  fake = types.SimpleNamespace(now=0.0)
+  monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
+  player = _Proposer(seconds_per_simulation=0.002, clock=fake)
+  clock = players.SearchClock()
+  rules = players.MovePolicy(simulations=8, seconds_per_move=0.5)
+  state = go.init(CFG)
+  for _ in range(3):
+    clock.analyse(player, CFG, state, 8)
+  assert clock.seconds_per_simulation == pytest.approx(0.002)
+  player.seconds_per_simulation = 1.0  # a count never searched before: compiling, 128 s
+  clock.analyse(player, CFG, state, clock.simulations(rules, CFG, state))
+  assert player.calls[-1] == 128 and clock.seconds_per_simulation == pytest.approx(0.002)
 
 
 class _TimedProposer(_Proposer):

@@ -48,12 +48,20 @@ class MovePolicy:
 class SearchClock:
   """How long one simulation took on the last move, and the simulations that fit in a budget.
 
+  A search at a simulation count the clock has not seen twice may be compiling (a player's
+  search is compiled for each count, and for its first search with a kept tree), so its time
+  is not learned: compiling would make the clock choose ever smaller counts, each compiled
+  again.
+
   Attributes:
-    seconds_per_simulation: None before the first timed search.
+    seconds_per_simulation: None before the first timed search of a compiled count.
   """
+
+  WARM_AFTER = 2  # searches at a count before its time is learned
 
   def __init__(self):
     self.seconds_per_simulation = None
+    self._searches = {}  # simulation count -> searches at it so far
 
   @staticmethod
   def budget(rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
@@ -89,7 +97,10 @@ class SearchClock:
     start = time.perf_counter()
     out = player.analyse(cfg, state, simulations)
     if simulations and simulations > 0:
-      self.seconds_per_simulation = (time.perf_counter() - start) / simulations
+      seen = self._searches.get(simulations, 0)
+      self._searches[simulations] = seen + 1
+      if seen >= self.WARM_AFTER:
+        self.seconds_per_simulation = (time.perf_counter() - start) / simulations
     return out
 
 
