@@ -15,7 +15,7 @@ from flax import struct as flax_struct
 from agz_jax import alphago, checkpoint, go, gtp, nets, players, search
 from agz_jax.game import Game
 from agz_jax.go import patterns
-from agz_jax.players import alphago_player
+from agz_jax.players import timed_search
 from agz_jax.training import rollout_policy
 
 import helpers
@@ -202,7 +202,7 @@ def test_one_compiled_search_serves_every_count_time_and_move(bundle):
   player = players.load_player(bundle, simulations=4)
   cfg = go.GoConfig(size=9, komi=7.5)
   player.prepare(cfg)
-  compiled = (alphago_player._start._cache_size(), alphago_player._grow._cache_size())
+  compiled = (timed_search._start._cache_size(), timed_search._grow._cache_size())
   state = go.init(cfg)
   first = player.analyse(cfg, state, 3)
   assert sum(c["visits"] for c in first["candidates"]) == 3
@@ -215,7 +215,7 @@ def test_one_compiled_search_serves_every_count_time_and_move(bundle):
     # The same position again: its tree goes on, with at least one more simulation.
     assert sum(c["visits"] for c in out["candidates"]) >= visits + 1, kwargs
   assert player.seconds_per_simulation > 0
-  assert (alphago_player._start._cache_size(), alphago_player._grow._cache_size()) == compiled
+  assert (timed_search._start._cache_size(), timed_search._grow._cache_size()) == compiled
 
 
 def test_a_full_tree_ends_the_search(bundle):
@@ -256,7 +256,7 @@ def test_merged_trees_sum_visits_and_weigh_values_by_them():
             "qvalues": np.asarray([q], np.float32), "value": np.asarray([value], np.float32),
             "prior": np.full((1, a), 1.0 / a, np.float32),
             "children_index": np.full((1, 2, a), -1), "children_visits": np.zeros((1, 2, a))}
-  merged = alphago_player.merge_trees([arrays([3, 1, 0], [0.5, -1.0, 0.0], 0.2),
+  merged = timed_search.merge_trees([arrays([3, 1, 0], [0.5, -1.0, 0.0], 0.2),
                                        arrays([0, 2, 1], [0.0, 0.5, 1.0], -0.4)])
   np.testing.assert_array_equal(merged["visits"], [[3, 3, 1]])
   np.testing.assert_allclose(merged["qvalues"], [[0.5, 0.0, 1.0]])

@@ -695,6 +695,22 @@ def test_puct_player_reuses_the_subtree_of_the_position_reached(tmp_path):
   assert visits_after_two_plies(True) > sims           # the expected line's visits were kept
 
 
+def test_puct_player_searches_for_its_time_in_one_compiled_program(tmp_path):
+  from agz_jax.players import load_player, timed_search  # pylint: disable=import-outside-toplevel
+  network = make_checkpoint(tmp_path)
+  cfg = go.GoConfig(size=9, komi=7.5, max_moves=4 * 81)
+  player = load_player(network, simulations=8, algorithm="puct")
+  assert player.timed_search and not load_player(network, algorithm="gumbel").timed_search
+  first = player.analyse(cfg, go.init(cfg), seconds=0.05)
+  assert sum(c["visits"] for c in first["candidates"]) >= 1
+  compiled = (timed_search._start._cache_size(), timed_search._grow._cache_size())
+  state = go.play(cfg, [first["action"]], go.init(cfg))
+  for kwargs in ({"simulations": 5}, {"seconds": 0.02}, {"simulations": 11}):
+    out = player.analyse(cfg, state, **kwargs)
+    assert go.legal_actions(cfg, state)[out["action"]]
+  assert (timed_search._start._cache_size(), timed_search._grow._cache_size()) == compiled
+
+
 def test_a_refusal_without_a_message_still_gives_a_reason():
   class Terse(gtp.Engine):
     def cmd_undo(self, args):

@@ -18,25 +18,20 @@ with one device per core). On a command line the same keys can be written as a s
 import functools
 import json
 import os
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import alphago, go, nets, paths, search
-from agz_jax.game import Game
-from agz_jax.players.network import batch, search_arrays
-from agz_jax.players.search_player import candidates
+from agz_jax.players.timed_search import TimedSearch
 
 BUNDLE_FILE = "alphago.json"
 SPEC_PREFIX = "alphago:"
 # Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
 DEFAULTS = {"prior": "uniform", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf": 8,
             "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0}
-# Under a time budget the search grows in steps of at most this many seconds, so that a step
-# sized from an earlier one's time overshoots the budget by little.
-STEP_SECONDS = 0.25
+
 
 
 def is_bundle(spec: str) -> bool:
@@ -94,63 +89,6 @@ def _number(key, value, kind):
                      f"got {value!r}") from None
 
 
-# The jitted calls below take (cfg, search settings, leaf settings, rollout model, its feature
-# groups, prior model, prior encoding) as static arguments: what _evaluator builds from.
-_STATIC = tuple(range(7))
-
-
-def _evaluator(cfg, leaf, rollout_model, groups, prior_model, prior_encoding):
-  return alphago.evaluator(cfg, leaf, rollout_model=rollout_model, rollout_groups=groups,
-                           prior_model=prior_model, prior_encoding=prior_encoding)
-
-
-@functools.partial(jax.jit, static_argnums=_STATIC, static_argnames="num_nodes")
-def _start(cfg, settings, leaf, rollout_model, groups, prior_model, prior_encoding, variables,
-           states, key, reuse=None, *, num_nodes):
-  evaluate = _evaluator(cfg, leaf, rollout_model, groups, prior_model, prior_encoding)
-  return search.anytime.start(Game(go, cfg), evaluate, variables, states, key, settings,
-                              num_nodes=num_nodes, reuse=reuse)
-
-
-@functools.partial(jax.jit, static_argnums=_STATIC, donate_argnums=8)
-def _grow(cfg, settings, leaf, rollout_model, groups, prior_model, prior_encoding, variables,
-          tree, key, simulations):
-  evaluate = _evaluator(cfg, leaf, rollout_model, groups, prior_model, prior_encoding)
-  return search.anytime.grow(Game(go, cfg), evaluate, variables, tree, key, settings, simulations)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _arrays(settings, tree):
-  return search_arrays(settings, search.anytime.policy_output(tree))
-
-
-def _fewest_used(trees: list) -> int:
-  """The nodes used of the device whose trees have the most room (their batch grows in step)."""
-  return min(int(np.max(search.anytime.nodes_used(t))) for t in trees)
-
-
-def merge_trees(arrays: list[dict]) -> dict:
-  """One search's arrays (a batch of one, as run_search's) from several trees' of one position.
-
-  Args:
-    arrays: search_arrays of each device's trees, on the host ([trees of the device, ...]).
-
-  Returns:
-    visits summed over the trees, Q values and the root value averaged with the visits as
-    weights, the most visited move, the first tree's prior and children (its principal
-    variations).
-  """
-  cat = {k: np.concatenate([a[k] for a in arrays]) for k in arrays[0]}
-  visits = cat["visits"].astype(np.float64)                                    # [T, A]
-  total = visits.sum(0)
-  qvalues = (visits * cat["qvalues"]).sum(0) / np.maximum(total, 1)
-  weights = visits.sum(1) + 1                                                  # root visits
-  value = (weights * cat["value"]).sum() / weights.sum()
-  return dict(best=np.argmax(total)[None], visits=total.astype(np.int64)[None],
-              qvalues=qvalues[None], value=np.asarray([value]), prior=cat["prior"][:1],
-              children_index=cat["children_index"][:1], children_visits=cat["children_visits"][:1])
-
-
 class AlphaGoPlayer:
   """Searches with AlphaGo's PUCT, its leaves valued by rollouts of the fast policy.
 
@@ -199,25 +137,24 @@ class AlphaGoPlayer:
         algorithm="alphago", num_simulations=settings["tree_nodes"] - 1, max_num_considered_actions=1,
         gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
         pb_c_base=1.0, c_puct=settings["c_puct"])
-    self.tree_nodes = settings["tree_nodes"]
-    devices = jax.local_devices()
-    self.trees = settings["trees"] or len(devices)
-    used_devices = min(self.trees, len(devices))
-    if self.trees % used_devices:
-      raise ValueError(f"alphago player: {self.trees} trees do not split evenly over "
-                       f"{used_devices} devices")
-    self._devices = devices[:used_devices]
+    make_evaluator = functools.partial(
+        alphago.evaluator, settings=self.leaf, rollout_model=self.rollout_model,
+        rollout_groups=self.groups, prior_model=self.prior.model if self.prior else None,
+        prior_encoding=self.prior.encoding if self.prior else "alphago48")
+    try:
+      self._search = TimedSearch(make_evaluator, self.settings, self.variables,
+                                 tree_nodes=settings["tree_nodes"], trees=settings["trees"],
+                                 reuse_tree=reuse_tree, seed=seed)
+    except ValueError as e:
+      raise ValueError(f"alphago player: {e}") from None
+    self.trees = self._search.trees
     if self.trees > 1:
       self.name += f"-trees{self.trees}"
-    self._trees_per_device = self.trees // used_devices
-    self._variables = [jax.device_put(self.variables, d) for d in self._devices]
-    self._models = (self.leaf, self.rollout_model, self.groups, self.prior.model if self.prior
-                    else None, self.prior.encoding if self.prior else "alphago48")
-    self._key = jax.random.PRNGKey(seed)
-    self._searched = None  # ([trees of each device], GoConfig) of the last search
-    self._blank = {}  # GoConfig -> [trees of each device, of the search's shape, no node in them]
-    self._compiled = set()  # GoConfigs whose search programs have run once (prepare)
-    self.seconds_per_simulation = None  # of the last warm step of a search
+
+  @property
+  def seconds_per_simulation(self) -> float | None:
+    """Of the last warm step of a search (every tree's simulation at once)."""
+    return self._search.seconds_per_simulation
 
   def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
               seconds: float | None = None) -> dict:
@@ -227,96 +164,22 @@ class AlphaGoPlayer:
       cfg, state: the position.
       simulations: new simulations of each tree (default self.simulations), at least 1;
         ignored when `seconds` is given.
-      seconds: search until this much time is spent (at least one simulation), in steps
-        of at most STEP_SECONDS, each sized from the time the last warm steps took.
+      seconds: search until this much time is spent (at least one simulation).
 
     Each of the `trees` trees (root parallelism: the devices search their trees at the same
     time, and a device's trees are one batch) keeps `tree_nodes` nodes; the search stops
     early when they are full. The root's visits and values are summed over the trees (the
     principal variations are the first tree's). With tree reuse a search starts from the
     subtrees of the previous search that hold the position, so searching the same position
-    again goes on where the last search stopped.
+    again goes on where the last search stopped (players.timed_search).
     """
     if seconds is None:
       simulations = self.simulations if simulations is None else simulations
-      if simulations < 1:
-        raise ValueError(f"a search needs at least one simulation, got {simulations}")
-    elif not seconds > 0:
-      raise ValueError(f"a search needs a positive time, got {seconds} seconds")
-    self.prepare(cfg)
-    start_time = time.perf_counter()
-    trees = self._start(cfg, state)
-    used = _fewest_used(trees)
-    if seconds is None:
-      trees, used = self._grow(cfg, trees, min(simulations, self.tree_nodes - used), used)
-    else:
-      deadline = start_time + seconds
-      grown = 0
-      while used < self.tree_nodes:
-        step = 1
-        if self.seconds_per_simulation is not None:
-          fits = int((deadline - time.perf_counter()) / self.seconds_per_simulation)
-          if fits < 1 and grown:
-            break
-          step = max(1, min(fits, int(STEP_SECONDS / self.seconds_per_simulation)))
-        step = min(step, self.tree_nodes - used)
-        trees, used = self._grow(cfg, trees, step, used)
-        grown += step
-        if time.perf_counter() >= deadline:
-          break
-    self._searched = (trees, cfg)
-    return candidates(merge_trees(jax.device_get([_arrays(self.settings, t) for t in trees])))
+    return self._search.analyse(cfg, state, simulations, seconds)
 
   def prepare(self, cfg: go.GoConfig) -> None:
-    """Compiles the search for `cfg`'s games on every device (by a search of the empty
-    board), so that no move's time goes to compiling; analyse calls it first."""
-    if cfg in self._blank:
-      return
-    # Trees of the right shape with no node in them: `start` finds nothing to keep there, so
-    # every search of the game, first or not, runs the one program compiled for kept trees.
-    states = self._roots(go.init(cfg))
-    shapes = jax.eval_shape(
-        lambda v, s, k: _start(cfg, self.settings, *self._models, v, s, k,
-                               num_nodes=self.tree_nodes),
-        self.variables, states, self._key)
-    self._blank[cfg] = [jax.device_put(jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
-                                       d) for d in self._devices]
-    trees = self._start(cfg, go.init(cfg), reuse=False)
-    self._grow(cfg, trees, 1, 1)
-    self._compiled.add(cfg)
-
-  def _roots(self, state: go.GoState) -> go.GoState:
-    """The position as a batch of one device's trees."""
-    return jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[None], self._trees_per_device, 0),
-                        state)
-
-  def _start(self, cfg: go.GoConfig, state: go.GoState, reuse: bool = True) -> list:
-    kept = self._blank[cfg]
-    if reuse and self.reuse_tree and self._searched is not None and self._searched[1] == cfg:
-      kept = self._searched[0]
-    self._searched = None  # grown (and given up) by the caller
-    states = self._roots(state)
-    trees = []
-    for device, variables, tree in zip(self._devices, self._variables, kept):
-      self._key, key = jax.random.split(self._key)
-      trees.append(_start(cfg, self.settings, *self._models, variables,
-                          jax.device_put(states, device), jax.device_put(key, device), tree,
-                          num_nodes=self.tree_nodes))
-    return trees
-
-  def _grow(self, cfg: go.GoConfig, trees: list, simulations: int, used: int):
-    """(trees with `simulations` more simulations each, fewest nodes used by a device's trees),
-    timed when already compiled. The devices' searches run at the same time."""
-    began = time.perf_counter()
-    grown = []
-    for device, variables, tree in zip(self._devices, self._variables, trees):
-      self._key, key = jax.random.split(self._key)
-      grown.append(_grow(cfg, self.settings, *self._models, variables, tree,
-                         jax.device_put(key, device), jax.device_put(np.int32(simulations), device)))
-    used_now = _fewest_used(grown)  # waits for the searches
-    if cfg in self._compiled and used_now > used:
-      self.seconds_per_simulation = (time.perf_counter() - began) / (used_now - used)
-    return grown, used_now
+    """Compiles the search for `cfg`'s games (analyse calls it first)."""
+    self._search.prepare(cfg)
 
   def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
     """The search's prior over legal moves (the SL policy at temperature beta, or uniform)."""

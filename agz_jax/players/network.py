@@ -52,6 +52,32 @@ def search_arrays(settings: search.SearchConfig, out) -> dict:
               children_index=tree.children_index, children_visits=tree.children_visits)
 
 
+def candidates(out: dict) -> dict:
+  """analyse's result from a search's arrays (run_search's dict, on the host, batch of one)."""
+  visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
+  best = int(out["best"][0])
+  rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
+  order = [int(a) for a in np.argsort(rank, kind="stable") if visits[a] > 0]
+  cands = [{"action": a, "visits": int(visits[a]), "value": float(q[a]),
+            "prior": float(prior[a]), "pv": _principal_variation(out, a)}
+           for a in order]
+  return {"action": best, "value": float(out["value"][0]), "candidates": cands}
+
+
+def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:
+  """The most visited line of the search tree after `action` (batch element 0)."""
+  pv = [action]
+  node = int(tree["children_index"][0, 0, action])
+  while node >= 0 and len(pv) < depth:
+    visits = tree["children_visits"][0, node]
+    if visits.max() <= 0:
+      break
+    nxt = int(np.argmax(visits))
+    pv.append(nxt)
+    node = int(tree["children_index"][0, node, nxt])
+  return pv
+
+
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
 def _policy(model, encoding: str, has_value: bool, cfg: go.GoConfig, variables,
             states: go.GoState):

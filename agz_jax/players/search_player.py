@@ -1,11 +1,22 @@
 """A trained network that searches: AlphaGo Zero's player."""
 
-import jax
-import numpy as np
+import functools
 
-from agz_jax import go
+import jax
+
+from agz_jax import go, search
+from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
-from agz_jax.players.network import Network, batch, run_search
+from agz_jax.players.network import Network, batch, candidates, run_search
+from agz_jax.players.timed_search import TimedSearch
+
+# PUCT trees' nodes when the player is not told: a game's searches all have this size (or
+# room for twice the simulations of a move, if that is more).
+TREE_NODES = 4096
+
+
+def _network_evaluator(cfg: go.GoConfig, *, model, encoding: str) -> search.Evaluator:
+  return search.flax_network(Game(go, cfg), model, encoding)
 
 
 class SearchPlayer(NetworkPlayer):
@@ -20,12 +31,19 @@ class SearchPlayer(NetworkPlayer):
       (at most the number of actions).
     reuse_tree: with the PUCT search, start each search from the subtree of
       the previous search that holds the current position (after our move and
-      the opponent's answer), keeping its visits (search.run_search's `reuse`).
-      The Gumbel search starts afresh every time.
+      the opponent's answer), keeping its visits. The Gumbel search starts
+      afresh every time.
+    tree_nodes: PUCT: the size of every tree of a game (default: TREE_NODES, or
+      2 * simulations + 1 if more).
+
+  The PUCT search grows its tree in steps (players.timed_search): under a clock it searches
+  until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
+  for a known count: the engine's clock gives it a number of simulations.
   """
 
   def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
-               seed: int = 0, considered_actions: int, reuse_tree: bool = True):
+               seed: int = 0, considered_actions: int, reuse_tree: bool = True,
+               tree_nodes: int | None = None):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")
@@ -34,59 +52,46 @@ class SearchPlayer(NetworkPlayer):
     self.considered_actions = considered_actions
     self.reuse_tree = reuse_tree
     self._key = jax.random.PRNGKey(seed)
-    self._tree = None  # (mctx tree, GoConfig) of the last PUCT search
+    self._timed = None
+    if self.algorithm == "puct":
+      nodes = tree_nodes or max(TREE_NODES, 2 * simulations + 1)
+      settings = network.search_config(algorithm="puct", simulations=nodes - 1,
+                                       considered_actions=1)
+      self._timed = TimedSearch(
+          functools.partial(_network_evaluator, model=network.model, encoding=network.encoding),
+          settings, network.variables, tree_nodes=nodes, trees=1, reuse_tree=reuse_tree,
+          seed=seed)
 
-  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
+  @property
+  def timed_search(self) -> bool:
+    """Whether analyse(..., seconds=) searches until its time is up (PUCT)."""
+    return self._timed is not None
+
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
+              seconds: float | None = None) -> dict:
     """Searches the position.
 
     Args:
       cfg: the game's config (its planes must be self.planes).
       state: the position.
       simulations: this search's simulations (default: self.simulations), at least 1.
+      seconds: PUCT: search until this much time is spent instead.
 
     Returns:
       dict: action (the most visited, or Gumbel's choice); value (for the player to move,
       [-1, 1]); candidates: a list of {action, visits, value, prior, pv}, most visited first.
     """
     simulations = self.simulations if simulations is None else simulations
+    if self._timed is not None:
+      return self._timed.analyse(cfg, state, None if seconds is not None else simulations,
+                                 seconds)
+    if seconds is not None:
+      raise ValueError("a Gumbel search is given simulations, not seconds")
     if simulations < 1:
       raise ValueError(f"a search needs at least one simulation, got {simulations}")
     self._key, key = jax.random.split(self._key)
-    reuse = None
-    if self.reuse_tree and self.algorithm == "puct" and self._tree is not None:
-      tree, tree_cfg = self._tree
-      if tree_cfg == cfg and tree.node_visits.shape[1] <= 2 * simulations + 1:
-        reuse = tree
     net = self.network
     settings = net.search_config(algorithm=self.algorithm, simulations=simulations,
                                  considered_actions=min(self.considered_actions, cfg.num_actions))
-    out, tree = run_search(net.model, net.encoding, cfg, settings, net.variables, batch(state),
-                           key, reuse)
-    self._tree = (tree, cfg) if self.algorithm == "puct" else None
+    out, _ = run_search(net.model, net.encoding, cfg, settings, net.variables, batch(state), key)
     return candidates(jax.device_get(out))
-
-
-def candidates(out: dict) -> dict:
-  """analyse's result from a search's arrays (run_search's dict, on the host, batch of one)."""
-  visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
-  best = int(out["best"][0])
-  rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
-  order = [int(a) for a in np.argsort(rank, kind="stable") if visits[a] > 0]
-  cands = [{"action": a, "visits": int(visits[a]), "value": float(q[a]),
-            "prior": float(prior[a]), "pv": _principal_variation(out, a)}
-           for a in order]
-  return {"action": best, "value": float(out["value"][0]), "candidates": cands}
-
-
-def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:
-  """The most visited line of the search tree after `action` (batch element 0)."""
-  pv = [action]
-  node = int(tree["children_index"][0, 0, action])
-  while node >= 0 and len(pv) < depth:
-    visits = tree["children_visits"][0, node]
-    if visits.max() <= 0:
-      break
-    nxt = int(np.argmax(visits))
-    pv.append(nxt)
-    node = int(tree["children_index"][0, node, nxt])
-  return pv

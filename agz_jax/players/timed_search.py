@@ -1,0 +1,192 @@
+"""A player's PUCT search under a clock: trees of one size grown in steps (search.anytime)
+until the time is up, on every device at once.
+
+Both search players use it: the AlphaGo player (rollouts at the leaves) and AlphaGo
+Zero's PUCT player (the network's value). A game compiles two programs per device, once,
+before any move's clock starts (`prepare`); every move, time budget and simulation count
+then runs them.
+"""
+
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import go, search
+from agz_jax.game import Game
+from agz_jax.players.network import candidates, search_arrays
+
+# Under a time budget the search grows in steps of at most this many seconds, so that a step
+# sized from an earlier one's time overshoots the budget by little.
+STEP_SECONDS = 0.25
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2), static_argnames="num_nodes")
+def _start(make_evaluator, cfg, settings, variables, states, key, reuse, *, num_nodes):
+  return search.anytime.start(Game(go, cfg), make_evaluator(cfg), variables, states, key,
+                              settings, num_nodes=num_nodes, reuse=reuse)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2), donate_argnums=4)
+def _grow(make_evaluator, cfg, settings, variables, tree, key, simulations):
+  return search.anytime.grow(Game(go, cfg), make_evaluator(cfg), variables, tree, key, settings,
+                             simulations)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _arrays(settings, tree):
+  return search_arrays(settings, search.anytime.policy_output(tree))
+
+
+def _fewest_used(trees: list) -> int:
+  """The nodes used of the device whose trees have the most room (their batch grows in step)."""
+  return min(int(np.max(search.anytime.nodes_used(t))) for t in trees)
+
+
+def merge_trees(arrays: list[dict]) -> dict:
+  """One search's arrays (a batch of one, as run_search's) from several trees of one position.
+
+  Args:
+    arrays: search_arrays of each device's trees, on the host ([trees of the device, ...]).
+
+  Returns:
+    visits summed over the trees, Q values and the root value averaged with the visits as
+    weights, the most visited move, the first tree's prior and children (its principal
+    variations).
+  """
+  cat = {k: np.concatenate([a[k] for a in arrays]) for k in arrays[0]}
+  visits = cat["visits"].astype(np.float64)                                    # [T, A]
+  total = visits.sum(0)
+  qvalues = (visits * cat["qvalues"]).sum(0) / np.maximum(total, 1)
+  weights = visits.sum(1) + 1                                                  # root visits
+  value = (weights * cat["value"]).sum() / weights.sum()
+  return dict(best=np.argmax(total)[None], visits=total.astype(np.int64)[None],
+              qvalues=qvalues[None], value=np.asarray([value]), prior=cat["prior"][:1],
+              children_index=cat["children_index"][:1], children_visits=cat["children_visits"][:1])
+
+
+class TimedSearch:
+  """Trees of a position searched in steps until a time or a count of simulations is spent.
+
+  Args:
+    make_evaluator: cfg -> the leaf evaluator (search.Evaluator); hashable, kept for the
+      player's life (it keys the compiled programs).
+    settings: the search's settings (algorithm 'alphago' or 'puct').
+    variables: the evaluator's variables (copied to each device that searches).
+    tree_nodes: nodes of every tree, the same for every search.
+    trees: trees searched at once (0: one per device); a device's trees are one batch.
+    reuse_tree: start each search from the subtrees of the previous one that hold the
+      position reached.
+    seed: PRNG seed of the search and its evaluator.
+
+  Raises:
+    ValueError: trees that do not split evenly over the devices.
+  """
+
+  def __init__(self, make_evaluator, settings: search.SearchConfig, variables, *,
+               tree_nodes: int, trees: int, reuse_tree: bool, seed: int):
+    devices = jax.local_devices()
+    self.trees = trees or len(devices)
+    used_devices = min(self.trees, len(devices))
+    if self.trees % used_devices:
+      raise ValueError(f"{self.trees} trees do not split evenly over {used_devices} devices")
+    self.tree_nodes = tree_nodes
+    self.reuse_tree = reuse_tree
+    self.seconds_per_simulation = None  # of the last warm step of a search
+    self._make_evaluator = make_evaluator
+    self._settings = settings
+    self._variables = variables
+    self._devices = devices[:used_devices]
+    self._trees_per_device = self.trees // used_devices
+    self._device_variables = [jax.device_put(variables, d) for d in self._devices]
+    self._key = jax.random.PRNGKey(seed)
+    self._searched = None  # ([trees of each device], GoConfig) of the last search
+    self._blank = {}  # GoConfig -> [trees of each device, of the search's shape, no node in them]
+    self._compiled = set()  # GoConfigs whose programs have run once (prepare)
+
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None,
+              seconds: float | None = None) -> dict:
+    """Searches the position: `simulations` more simulations of each tree, or as many as fit in
+    `seconds` (at least one), in steps of at most STEP_SECONDS sized from the time the last
+    warm steps took; fewer when the trees are full. The root's visits and values are summed
+    over the trees (merge_trees). The result as SearchPlayer.analyse's.
+    """
+    if seconds is None and (simulations is None or simulations < 1):
+      raise ValueError(f"a search needs at least one simulation, got {simulations}")
+    if seconds is not None and not seconds > 0:
+      raise ValueError(f"a search needs a positive time, got {seconds} seconds")
+    self.prepare(cfg)
+    start_time = time.perf_counter()
+    trees = self._start(cfg, state)
+    used = _fewest_used(trees)
+    if seconds is None:
+      trees, used = self._grow(cfg, trees, min(simulations, self.tree_nodes - used), used)
+    else:
+      deadline = start_time + seconds
+      grown = 0
+      while used < self.tree_nodes:
+        step = 1
+        if self.seconds_per_simulation is not None:
+          fits = int((deadline - time.perf_counter()) / self.seconds_per_simulation)
+          if fits < 1 and grown:
+            break
+          step = max(1, min(fits, int(STEP_SECONDS / self.seconds_per_simulation)))
+        step = min(step, self.tree_nodes - used)
+        trees, used = self._grow(cfg, trees, step, used)
+        grown += step
+        if time.perf_counter() >= deadline:
+          break
+    self._searched = (trees, cfg)
+    return candidates(merge_trees(jax.device_get([_arrays(self._settings, t) for t in trees])))
+
+  def prepare(self, cfg: go.GoConfig) -> None:
+    """Compiles the search for `cfg`'s games on every device (by a search of the empty
+    board), so that no move's time goes to compiling; analyse calls it first."""
+    if cfg in self._blank:
+      return
+    # Trees of the right shape with no node in them: `start` finds nothing to keep there, so
+    # every search of the game, first or not, runs the one program compiled for kept trees.
+    shapes = jax.eval_shape(
+        lambda v, s, k: _start(self._make_evaluator, cfg, self._settings, v, s, k, None,
+                               num_nodes=self.tree_nodes),
+        self._variables, self._roots(go.init(cfg)), self._key)
+    self._blank[cfg] = [jax.device_put(jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
+                                       d) for d in self._devices]
+    trees = self._start(cfg, go.init(cfg), reuse=False)
+    self._grow(cfg, trees, 1, 1)
+    self._compiled.add(cfg)
+
+  def _roots(self, state: go.GoState) -> go.GoState:
+    """The position as a batch of one device's trees."""
+    return jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[None], self._trees_per_device, 0),
+                        state)
+
+  def _start(self, cfg: go.GoConfig, state: go.GoState, reuse: bool = True) -> list:
+    kept = self._blank[cfg]
+    if reuse and self.reuse_tree and self._searched is not None and self._searched[1] == cfg:
+      kept = self._searched[0]
+    self._searched = None  # grown (and given up) by the caller
+    states = self._roots(state)
+    trees = []
+    for device, variables, tree in zip(self._devices, self._device_variables, kept):
+      self._key, key = jax.random.split(self._key)
+      trees.append(_start(self._make_evaluator, cfg, self._settings, variables,
+                          jax.device_put(states, device), jax.device_put(key, device), tree,
+                          num_nodes=self.tree_nodes))
+    return trees
+
+  def _grow(self, cfg: go.GoConfig, trees: list, simulations: int, used: int):
+    """(trees with `simulations` more simulations each, fewest nodes used by a device's trees),
+    timed when already compiled. The devices' searches run at the same time."""
+    began = time.perf_counter()
+    grown = []
+    for device, variables, tree in zip(self._devices, self._device_variables, trees):
+      self._key, key = jax.random.split(self._key)
+      grown.append(_grow(self._make_evaluator, cfg, self._settings, variables, tree,
+                         jax.device_put(key, device), jax.device_put(np.int32(simulations), device)))
+    used_now = _fewest_used(grown)  # waits for the searches
+    if cfg in self._compiled and used_now > used:
+      self.seconds_per_simulation = (time.perf_counter() - began) / (used_now - used)
+    return grown, used_now
