@@ -1,5 +1,6 @@
 """A player's PUCT search under a clock: trees of one size grown in steps (search.anytime)
-until the time is up, on every device at once.
+until the time is up, on every device at once (one program, each device on its own trees,
+no communication between them).
 
 Both search players use it: the AlphaGo player (rollouts at the leaves) and AlphaGo
 Zero's PUCT player (the network's value). A game compiles two programs per device, once,
@@ -14,7 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import go, search
+from jax.sharding import Mesh, PartitionSpec
+
+from agz_jax import go, parallel, search
 from agz_jax.game import Game
 from agz_jax.players.network import candidates, search_arrays
 
@@ -23,33 +26,57 @@ from agz_jax.players.network import candidates, search_arrays
 STEP_SECONDS = 0.25
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2), static_argnames="num_nodes")
-def _start(make_evaluator, cfg, settings, variables, states, key, reuse, *, num_nodes):
-  return search.anytime.start(Game(go, cfg), make_evaluator(cfg), variables, states, key,
-                              settings, num_nodes=num_nodes, reuse=reuse)
+def _on_every_device(mesh: Mesh | None, fn, in_specs, out_specs):
+  """`fn` run by every device of `mesh` on its own trees, with no communication (None: the
+  one device runs it on all of them). fn(*args, shard=i)."""
+  if mesh is None:
+    return lambda *args: fn(*args, shard=0)
+  local = lambda *args: fn(*args, shard=jax.lax.axis_index(parallel.DATA))
+  return jax.shard_map(local, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                       check_vma=False)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2), donate_argnums=4)
-def _grow(make_evaluator, cfg, settings, variables, tree, key, simulations):
-  return search.anytime.grow(Game(go, cfg), make_evaluator(cfg), variables, tree, key, settings,
-                             simulations)
+_TREES, _SAME = PartitionSpec(parallel.DATA), PartitionSpec()
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _arrays(settings, tree):
-  return search_arrays(settings, search.anytime.policy_output(tree))
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), static_argnames="num_nodes")
+def _start(make_evaluator, cfg, settings, mesh, variables, states, key, reuse, *, num_nodes):
+  def start(variables, states, key, reuse, *, shard):
+    tree = search.anytime.start(Game(go, cfg), make_evaluator(cfg), variables, states,
+                                jax.random.fold_in(key, shard), settings, num_nodes=num_nodes,
+                                reuse=reuse)
+    return tree, search.anytime.nodes_used(tree)
+  return _on_every_device(mesh, start, (_SAME, _TREES, _SAME, _TREES), _TREES)(
+      variables, states, key, reuse)
 
 
-def _fewest_used(trees: list) -> int:
-  """The nodes used of the device whose trees have the most room (their batch grows in step)."""
-  return min(int(np.max(search.anytime.nodes_used(t))) for t in trees)
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), donate_argnums=5)
+def _grow(make_evaluator, cfg, settings, mesh, variables, tree, key, simulations):
+  def grow(variables, tree, key, simulations, *, shard):
+    tree = search.anytime.grow(Game(go, cfg), make_evaluator(cfg), variables, tree,
+                               jax.random.fold_in(key, shard), settings, simulations)
+    return tree, search.anytime.nodes_used(tree)
+  return _on_every_device(mesh, grow, (_SAME, _TREES, _SAME, _SAME), _TREES)(
+      variables, tree, key, simulations)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _arrays(settings, mesh, tree):
+  arrays = lambda tree, *, shard: search_arrays(settings, search.anytime.policy_output(tree))
+  return _on_every_device(mesh, arrays, (_TREES,), _TREES)(tree)
+
+
+def _fewest_used(used: jax.Array, trees_per_device: int) -> int:
+  """The nodes used of the device whose trees have the most room (a device's trees grow in
+  step, from the most used one)."""
+  return int(np.min(np.max(np.asarray(used).reshape(-1, trees_per_device), axis=1)))
 
 
 def merge_trees(arrays: list[dict]) -> dict:
   """One search's arrays (a batch of one, as run_search's) from several trees of one position.
 
   Args:
-    arrays: search_arrays of each device's trees, on the host ([trees of the device, ...]).
+    arrays: search_arrays of trees, on the host ([trees, ...] each).
 
   Returns:
     visits summed over the trees, Q values and the root value averaged with the visits as
@@ -98,12 +125,13 @@ class TimedSearch:
     self._make_evaluator = make_evaluator
     self._settings = settings
     self._variables = variables
-    self._devices = devices[:used_devices]
     self._trees_per_device = self.trees // used_devices
-    self._device_variables = [jax.device_put(variables, d) for d in self._devices]
+    # One program for all the devices (each runs it on its own trees): compiled once.
+    self._mesh = (Mesh(np.asarray(devices[:used_devices]), (parallel.DATA,))
+                  if used_devices > 1 else None)
     self._key = jax.random.PRNGKey(seed)
-    self._searched = None  # ([trees of each device], GoConfig) of the last search
-    self._blank = {}  # GoConfig -> [trees of each device, of the search's shape, no node in them]
+    self._searched = None  # (trees, GoConfig) of the last search
+    self._blank = {}  # GoConfig -> trees of the search's shape with no node in them
     self._compiled = set()  # GoConfigs whose programs have run once (prepare)
 
   def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None,
@@ -119,8 +147,7 @@ class TimedSearch:
       raise ValueError(f"a search needs a positive time, got {seconds} seconds")
     self.prepare(cfg)
     start_time = time.perf_counter()
-    trees = self._start(cfg, state)
-    used = _fewest_used(trees)
+    trees, used = self._start(cfg, state)
     if seconds is None:
       trees, used = self._grow(cfg, trees, min(simulations, self.tree_nodes - used), used)
     else:
@@ -139,7 +166,7 @@ class TimedSearch:
         if time.perf_counter() >= deadline:
           break
     self._searched = (trees, cfg)
-    return candidates(merge_trees(jax.device_get([_arrays(self._settings, t) for t in trees])))
+    return candidates(merge_trees([jax.device_get(_arrays(self._settings, self._mesh, trees))]))
 
   def prepare(self, cfg: go.GoConfig) -> None:
     """Compiles the search for `cfg`'s games on every device (by a search of the empty
@@ -148,45 +175,39 @@ class TimedSearch:
       return
     # Trees of the right shape with no node in them: `start` finds nothing to keep there, so
     # every search of the game, first or not, runs the one program compiled for kept trees.
+    states = self._roots(go.init(cfg))
     shapes = jax.eval_shape(
-        lambda v, s, k: _start(self._make_evaluator, cfg, self._settings, v, s, k, None,
-                               num_nodes=self.tree_nodes),
-        self._variables, self._roots(go.init(cfg)), self._key)
-    self._blank[cfg] = [jax.device_put(jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
-                                       d) for d in self._devices]
-    trees = self._start(cfg, go.init(cfg), reuse=False)
-    self._grow(cfg, trees, 1, 1)
+        lambda v, s, k: search.anytime.start(Game(go, cfg), self._make_evaluator(cfg), v, s, k,
+                                             self._settings, num_nodes=self.tree_nodes),
+        self._variables, states, self._key)
+    self._blank[cfg] = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+    trees, used = self._start(cfg, go.init(cfg), reuse=False)
+    self._grow(cfg, trees, 1, used)
     self._compiled.add(cfg)
 
   def _roots(self, state: go.GoState) -> go.GoState:
-    """The position as a batch of one device's trees."""
-    return jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[None], self._trees_per_device, 0),
-                        state)
+    """The position, once per tree."""
+    return jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[None], self.trees, 0), state)
 
-  def _start(self, cfg: go.GoConfig, state: go.GoState, reuse: bool = True) -> list:
+  def _start(self, cfg: go.GoConfig, state: go.GoState, reuse: bool = True):
+    """(the trees of the position, their fewest nodes used)."""
     kept = self._blank[cfg]
     if reuse and self.reuse_tree and self._searched is not None and self._searched[1] == cfg:
       kept = self._searched[0]
     self._searched = None  # grown (and given up) by the caller
-    states = self._roots(state)
-    trees = []
-    for device, variables, tree in zip(self._devices, self._device_variables, kept):
-      self._key, key = jax.random.split(self._key)
-      trees.append(_start(self._make_evaluator, cfg, self._settings, variables,
-                          jax.device_put(states, device), jax.device_put(key, device), tree,
-                          num_nodes=self.tree_nodes))
-    return trees
+    self._key, key = jax.random.split(self._key)
+    trees, used = _start(self._make_evaluator, cfg, self._settings, self._mesh, self._variables,
+                         self._roots(state), key, kept, num_nodes=self.tree_nodes)
+    return trees, _fewest_used(used, self._trees_per_device)
 
-  def _grow(self, cfg: go.GoConfig, trees: list, simulations: int, used: int):
+  def _grow(self, cfg: go.GoConfig, trees, simulations: int, used: int):
     """(trees with `simulations` more simulations each, fewest nodes used by a device's trees),
-    timed when already compiled. The devices' searches run at the same time."""
+    timed when already compiled. The devices search at the same time."""
     began = time.perf_counter()
-    grown = []
-    for device, variables, tree in zip(self._devices, self._device_variables, trees):
-      self._key, key = jax.random.split(self._key)
-      grown.append(_grow(self._make_evaluator, cfg, self._settings, variables, tree,
-                         jax.device_put(key, device), jax.device_put(np.int32(simulations), device)))
-    used_now = _fewest_used(grown)  # waits for the searches
+    self._key, key = jax.random.split(self._key)
+    trees, used_now = _grow(self._make_evaluator, cfg, self._settings, self._mesh,
+                            self._variables, trees, key, np.int32(simulations))
+    used_now = _fewest_used(used_now, self._trees_per_device)  # waits for the search
     if cfg in self._compiled and used_now > used:
       self.seconds_per_simulation = (time.perf_counter() - began) / (used_now - used)
-    return grown, used_now
+    return trees, used_now
