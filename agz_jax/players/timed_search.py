@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from agz_jax import go, parallel, search
 from agz_jax.game import Game
@@ -124,11 +124,16 @@ class TimedSearch:
     self.seconds_per_simulation = None  # of the last warm step of a search
     self._make_evaluator = make_evaluator
     self._settings = settings
-    self._variables = variables
     self._trees_per_device = self.trees // used_devices
-    # One program for all the devices (each runs it on its own trees): compiled once.
-    self._mesh = (Mesh(np.asarray(devices[:used_devices]), (parallel.DATA,))
-                  if used_devices > 1 else None)
+    # One program for all the devices (each runs it on its own trees): compiled once. The
+    # variables are copied to every device once, not at every step, and every tree the
+    # programs see (empty or searched) is split over the devices alike, so that no new
+    # placement compiles them again.
+    self._mesh, self._variables, self._tree_sharding = None, variables, None
+    if used_devices > 1:
+      self._mesh = Mesh(np.asarray(devices[:used_devices]), (parallel.DATA,))
+      self._variables = jax.device_put(variables, NamedSharding(self._mesh, _SAME))
+      self._tree_sharding = NamedSharding(self._mesh, _TREES)
     self._key = jax.random.PRNGKey(seed)
     self._searched = None  # (trees, GoConfig) of the last search
     self._blank = {}  # GoConfig -> trees of the search's shape with no node in them
@@ -180,7 +185,8 @@ class TimedSearch:
         lambda v, s, k: search.anytime.start(Game(go, cfg), self._make_evaluator(cfg), v, s, k,
                                              self._settings, num_nodes=self.tree_nodes),
         self._variables, states, self._key)
-    self._blank[cfg] = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+    self._blank[cfg] = jax.device_put(jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
+                                      self._tree_sharding)
     trees, used = self._start(cfg, go.init(cfg), reuse=False)
     self._grow(cfg, trees, 1, used)
     self._compiled.add(cfg)
