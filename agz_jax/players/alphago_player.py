@@ -33,7 +33,6 @@ DEFAULTS = {"prior": "uniform", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf"
             "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0}
 
 
-
 def is_bundle(spec: str) -> bool:
   return spec.startswith(SPEC_PREFIX) or (paths.path(spec) / BUNDLE_FILE).exists()
 

@@ -3,9 +3,9 @@ until the time is up, on every device at once (one program, each device on its o
 no communication between them).
 
 Both search players use it: the AlphaGo player (rollouts at the leaves) and AlphaGo
-Zero's PUCT player (the network's value). A game compiles two programs per device, once,
-before any move's clock starts (`prepare`); every move, time budget and simulation count
-then runs them.
+Zero's PUCT player (the network's value). A board compiles two programs, once for all the
+devices, before any move's clock starts (`prepare`); every move, time budget and simulation
+count then runs them.
 """
 
 import functools
@@ -26,44 +26,39 @@ from agz_jax.players.network import candidates, search_arrays
 STEP_SECONDS = 0.25
 
 
-def _on_every_device(mesh: Mesh | None, fn, in_specs, out_specs):
-  """`fn` run by every device of `mesh` on its own trees, with no communication (None: the
-  one device runs it on all of them). fn(*args, shard=i)."""
-  if mesh is None:
-    return lambda *args: fn(*args, shard=0)
-  local = lambda *args: fn(*args, shard=jax.lax.axis_index(parallel.DATA))
-  return jax.shard_map(local, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
-                       check_vma=False)
-
-
-_TREES, _SAME = PartitionSpec(parallel.DATA), PartitionSpec()
+# Every device runs the search on its own trees, with no communication (parallel.per_shard:
+# the trees are its games); the first tree's index keys the shard's randomness.
+_TREES = PartitionSpec(parallel.DATA)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), static_argnames="num_nodes")
 def _start(make_evaluator, cfg, settings, mesh, variables, states, key, reuse, *, num_nodes):
-  def start(variables, states, key, reuse, *, shard):
+  def start(variables, roots, key, *, first_game):
+    states, reuse = roots
     tree = search.anytime.start(Game(go, cfg), make_evaluator(cfg), variables, states,
-                                jax.random.fold_in(key, shard), settings, num_nodes=num_nodes,
-                                reuse=reuse)
+                                jax.random.fold_in(key, first_game), settings,
+                                num_nodes=num_nodes, reuse=reuse)
     return tree, search.anytime.nodes_used(tree)
-  return _on_every_device(mesh, start, (_SAME, _TREES, _SAME, _TREES), _TREES)(
-      variables, states, key, reuse)
+  return parallel.per_shard(mesh, start, games_arg=1, out_specs=_TREES)(
+      variables, (states, reuse), key)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), donate_argnums=5)
 def _grow(make_evaluator, cfg, settings, mesh, variables, tree, key, simulations):
-  def grow(variables, tree, key, simulations, *, shard):
+  def grow(variables, tree, key, simulations, *, first_game):
     tree = search.anytime.grow(Game(go, cfg), make_evaluator(cfg), variables, tree,
-                               jax.random.fold_in(key, shard), settings, simulations)
+                               jax.random.fold_in(key, first_game), settings, simulations)
     return tree, search.anytime.nodes_used(tree)
-  return _on_every_device(mesh, grow, (_SAME, _TREES, _SAME, _SAME), _TREES)(
+  return parallel.per_shard(mesh, grow, games_arg=1, out_specs=_TREES)(
       variables, tree, key, simulations)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
 def _arrays(settings, mesh, tree):
-  arrays = lambda tree, *, shard: search_arrays(settings, search.anytime.policy_output(tree))
-  return _on_every_device(mesh, arrays, (_TREES,), _TREES)(tree)
+  def arrays(tree, *, first_game):
+    del first_game
+    return search_arrays(settings, search.anytime.policy_output(tree))
+  return parallel.per_shard(mesh, arrays, games_arg=0, out_specs=_TREES)(tree)
 
 
 def _fewest_used(used: jax.Array, trees_per_device: int) -> int:
@@ -132,7 +127,7 @@ class TimedSearch:
     self._mesh, self._variables, self._tree_sharding = None, variables, None
     if used_devices > 1:
       self._mesh = Mesh(np.asarray(devices[:used_devices]), (parallel.DATA,))
-      self._variables = jax.device_put(variables, NamedSharding(self._mesh, _SAME))
+      self._variables = jax.device_put(variables, NamedSharding(self._mesh, PartitionSpec()))
       self._tree_sharding = NamedSharding(self._mesh, _TREES)
     self._key = jax.random.PRNGKey(seed)
     self._searched = None  # (trees, GoConfig) of the last search
