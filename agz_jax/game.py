@@ -28,6 +28,16 @@ each taking the game's static, hashable config first, like `agz_jax.go`:
                                                p[action_perm[k]]; k = 0 is the identity
   ============================================ ==============================================
 
+Two more functions are optional; the auxiliary heads of AlphaZero's network
+(KataGo's ownership and score targets) need them:
+
+  ============================================ ==============================================
+  ownership(cfg, state)                        [P] int8, the owner of each of the H*W points
+                                               of a finished game: +1 player +1, -1 player -1,
+                                               0 neither (the points that plane_perm permutes)
+  score(cfg, state)                            [] float32, player +1's final margin
+  ============================================ ==============================================
+
 A state is a pytree with at least the fields `to_play` ([] int8, +1 or -1, the
 player to move), `terminated` ([] bool) and `move_count` ([] int32). The player
 to move may stay the same after a move (in Dots and Boxes a player who
@@ -59,19 +69,33 @@ PROTOCOL = {
     "planes_shape": ("cfg", "encoding"),
     "symmetries": ("cfg",),
 }
+# Optional protocol functions -> their positional parameters.
+OPTIONAL = {
+    "ownership": ("cfg", "state"),
+    "score": ("cfg", "state"),
+}
 STATE_FIELDS = ("to_play", "terminated", "move_count")
 
 
 def check_protocol(module: types.ModuleType) -> None:
-  """Raises a TypeError naming the first protocol function `module` lacks or gets wrong."""
+  """Raises a TypeError naming the first protocol function `module` lacks or gets wrong
+  (an optional one only when it has it)."""
   for name, params in PROTOCOL.items():
     fn = getattr(module, name, None)
     if not callable(fn):
       raise TypeError(f"game {module.__name__} has no function {name}{params}")
-    given = list(inspect.signature(fn).parameters)
-    if len(given) < len(params):
-      raise TypeError(f"game {module.__name__}: {name} takes {given}, the protocol needs "
-                      f"{list(params)}")
+    _check_parameters(module, name, fn, params)
+  for name, params in OPTIONAL.items():
+    fn = getattr(module, name, None)
+    if fn is not None:
+      _check_parameters(module, name, fn, params)
+
+
+def _check_parameters(module, name, fn, params) -> None:
+  given = list(inspect.signature(fn).parameters)
+  if len(given) < len(params):
+    raise TypeError(f"game {module.__name__}: {name} takes {given}, the protocol needs "
+                    f"{list(params)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +128,16 @@ class Game:
 
   def planes_shape(self, encoding: str) -> tuple[int, int, int]:
     return tuple(self.module.planes_shape(self.cfg, encoding))
+
+  def has(self, name: str) -> bool:
+    """Whether the game has the optional protocol function `name` (OPTIONAL)."""
+    return callable(getattr(self.module, name, None))
+
+  def ownership(self, state) -> jax.Array:
+    return self.module.ownership(self.cfg, state)
+
+  def score(self, state) -> jax.Array:
+    return self.module.score(self.cfg, state)
 
   @property
   def num_actions(self) -> int:
@@ -151,6 +185,30 @@ class Game:
 
     return jax.lax.cond(jnp.any(needed), score_all,
                         lambda: jnp.zeros(needed.shape, jnp.float32))
+
+  def final_where(self, states, needed: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """([B, P] int8 ownership, [B] float32 score) of the games where `needed`, 0 elsewhere.
+
+    Like results_where, nothing is computed in a step where no game needs it.
+    """
+    batch, points = needed.shape[0], self.symmetries()[0].shape[1]
+
+    def final():
+      own = jax.vmap(self.ownership)(states)
+      return (jnp.where(needed[:, None], own, 0).astype(jnp.int8),
+              jnp.where(needed, jax.vmap(self.score)(states), 0.0).astype(jnp.float32))
+
+    return jax.lax.cond(jnp.any(needed), final,
+                        lambda: (jnp.zeros((batch, points), jnp.int8),
+                                 jnp.zeros(batch, jnp.float32)))
+
+  def transform_points(self, values: jax.Array, k) -> jax.Array:
+    """Symmetry k applied to one sample's [P] per-point values (ownership)."""
+    return values[jnp.asarray(self.symmetries()[0])[k]]
+
+  def transform_actions(self, policy: jax.Array, k) -> jax.Array:
+    """Symmetry k applied to one sample's [A] policy."""
+    return policy[jnp.asarray(self.symmetries()[1])[k]]
 
   def transform(self, planes: jax.Array, policy: jax.Array, k) -> tuple[jax.Array, jax.Array]:
     """Symmetry k applied to one sample's [H, W, F] planes and [A] policy together."""

@@ -110,6 +110,11 @@ def format_eta(seconds: float) -> str:
   return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
+# KataGo's auxiliary losses and their short names in the progress line.
+_AUX_LOSSES = (("loss_ownership", "own"), ("loss_score", "score"),
+               ("loss_opponent_policy", "opp"))
+
+
 def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: float, *,
                   min_ready: int, compiled: bool) -> str:
   """One readable line per iteration.
@@ -125,6 +130,9 @@ def progress_line(iteration: int, total: int, m: dict, seconds: float, eta: floa
   if "loss_policy" in m:
     losses = (f"loss p {m['loss_policy']:.3f} v {m['loss_value']:.3f} l2 {m['loss_l2']:.4f} "
               f"H {m['policy_entropy']:.2f}")
+    extra = [f"{short} {m[key]:.3f}" for key, short in _AUX_LOSSES if key in m]
+    if extra:
+      losses += " | aux " + " ".join(extra)
   else:
     losses = f"filling buffer {int(m['buffer_ready'])}/{min_ready}"
   speed = "compiling" if compiled else f"{m['positions_per_s']:,.0f} pos/s"

@@ -44,6 +44,13 @@ class SelfPlayConfig:
       never resigns.
     resign_min_moves: no resignation before this many moves.
     no_resign_fraction: share of games that may not resign.
+    cheap_search: KataGo's playout cap randomization: the settings of the
+      cheap search that a step gets with probability 1 - full_search_prob (its
+      positions train the value, not the policy); None: every step searches
+      in full.
+    full_search_prob: the probability of a full search at a step.
+    final_targets: record each finished game's ownership and score (the
+      game's optional `ownership` and `score`) for the auxiliary heads.
   """
 
   search: SearchConfig
@@ -52,15 +59,27 @@ class SelfPlayConfig:
   resign_threshold: float
   resign_min_moves: int
   no_resign_fraction: float
+  cheap_search: SearchConfig | None = None
+  full_search_prob: float = 1.0
+  final_targets: bool = False
 
   @classmethod
   def from_config(cls, config) -> "SelfPlayConfig":
     """From a run's config: its `search`, `selfplay` and `model.encoding`."""
-    sp = config.selfplay
-    return cls(search=SearchConfig.from_config(config.search, min_pass_moves=sp.min_pass_moves),
-               encoding=config.model.encoding, temperature_moves=sp.temperature_moves,
+    sp, model = config.selfplay, config.model
+    search = SearchConfig.from_config(config.search, min_pass_moves=sp.min_pass_moves)
+    cheap = None
+    if sp.get("playout_cap_randomization", False):
+      # KataGo's cheap searches add no exploration noise and force no playouts.
+      cheap = search.replace(num_simulations=sp.cheap_simulations, dirichlet_fraction=0.0,
+                             forced_playouts=False,
+                             max_num_considered_actions=min(search.max_num_considered_actions,
+                                                            sp.cheap_simulations))
+    return cls(search=search, encoding=model.encoding, temperature_moves=sp.temperature_moves,
                resign_threshold=sp.resign_threshold, resign_min_moves=sp.resign_min_moves,
-               no_resign_fraction=sp.no_resign_fraction)
+               no_resign_fraction=sp.no_resign_fraction, cheap_search=cheap,
+               full_search_prob=sp.full_search_prob if cheap else 1.0,
+               final_targets=model.get("ownership_head", False) or model.get("score_head", False))
 
 
 @struct.dataclass
@@ -102,6 +121,13 @@ class StepRecord:
       from the run's evaluation of the empty board). Per game, so the same on
       any number of devices; when many are True, the network runs on the
       whole batch.
+    full_search: [B] bool, the position got the full search: its policy is a
+      training target (playout cap randomization; always True without it).
+    ownership: [B, P] int8, where the game ended by the rules: its final owner
+      of each point for player +1 (game.ownership); None when not recorded.
+    score: [B] float32, likewise its final score margin for player +1.
+    scored: [B] bool, the game ended by the rules with this move and its
+      ownership and score were recorded (not a resignation).
   """
 
   planes: jax.Array
@@ -116,6 +142,10 @@ class StepRecord:
   resign_checked: jax.Array
   false_resign: jax.Array
   root_evaluated: jax.Array
+  full_search: jax.Array
+  ownership: jax.Array
+  score: jax.Array
+  scored: jax.Array
 
 
 @struct.dataclass
@@ -223,7 +253,7 @@ def root_evaluation(game: Game, evaluator: Evaluator, variables, states, rng_key
 
 
 def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: RootEvaluation,
-          fresh: RootEvaluation, keys, settings: SelfPlayConfig, *, spare: int):
+          fresh: RootEvaluation, keys, settings: SelfPlayConfig, *, spare: int, full=True):
   """selfplay_step with known root evaluations; also returns those of the next positions.
 
   Args:
@@ -231,26 +261,36 @@ def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: Root
     fresh: [B] the evaluation of a new game's position (known or not).
     keys: [B] PRNG keys, one per game (game_keys).
     spare: sub-batch size for the positions without a known evaluation.
+    full: [] bool, this step searches in full (else settings.cheap_search).
   """
+  batch = keys.shape[0]
   split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
   k_search, k_sample, k_new = split[:, 0], split[:, 1], split[:, 2]
   search = settings.search
   states = games.states
   planes = game.features(states, settings.encoding)
-  logits, value, legal, missing = root_evaluation(
+  logits, root_value, legal, missing = root_evaluation(
       game, evaluator, variables, states, evaluator_key(k_search[0], 2), known,
       min_pass_moves=search.min_pass_moves, spare=spare)
-  out = run_search(game, evaluator, variables, states, k_search, search,
-                   root=(logits, value, legal))
-  action, best = choose_action(search, out, k_sample, states.move_count,
-                               settings.temperature_moves)
 
-  # The searched value of the move to be played: with Gumbel search the root's
-  # average also counts visits that sequential halving spends on poor moves.
-  summary = out.search_tree.summary()
-  best_q = jnp.take_along_axis(summary.qvalues, best[:, None], axis=1)[:, 0]
-  best_visited = jnp.take_along_axis(summary.visit_counts, best[:, None], axis=1)[:, 0] > 0
-  value = jnp.where(best_visited, best_q, summary.value)
+  def searched(search):
+    out = run_search(game, evaluator, variables, states, k_search, search,
+                     root=(logits, root_value, legal))
+    action, best = choose_action(search, out, k_sample, states.move_count,
+                                 settings.temperature_moves)
+    # The searched value of the move to be played: with Gumbel search the root's
+    # average also counts visits that sequential halving spends on poor moves.
+    summary = out.search_tree.summary()
+    best_q = jnp.take_along_axis(summary.qvalues, best[:, None], axis=1)[:, 0]
+    best_visited = jnp.take_along_axis(summary.visit_counts, best[:, None], axis=1)[:, 0] > 0
+    value = jnp.where(best_visited, best_q, summary.value)
+    return action, out.action_weights, value, _child_evaluation(out.search_tree, action)
+
+  if settings.cheap_search is None:
+    action, policy, value, child = searched(search)
+  else:  # playout cap randomization: the same search for every game of the step
+    action, policy, value, child = jax.lax.cond(
+        full, lambda: searched(search), lambda: searched(settings.cheap_search))
   low = (value < settings.resign_threshold) & (states.move_count >= settings.resign_min_moves)
   resign = games.may_resign & low
   would_resign = jnp.where(~games.may_resign & low & (games.would_resign == 0),
@@ -261,9 +301,14 @@ def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: Root
   by_rules = game.results_where(after, after.terminated)
   result = jnp.where(resign, -states.to_play.astype(jnp.float32), by_rules)
   checked = ended & (would_resign != 0)
+  scored = after.terminated & ~resign
+  if settings.final_targets:
+    ownership, score = game.final_where(after, scored)
+  else:
+    ownership, score = None, jnp.zeros(batch, jnp.float32)
   record = StepRecord(
       planes=planes.astype(jnp.uint8),
-      policy=out.action_weights,
+      policy=policy,
       to_play=states.to_play,
       action=action,
       root_value=value,
@@ -273,11 +318,14 @@ def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: Root
       resigned=resign,
       resign_checked=checked,
       false_resign=checked & (result * would_resign > 0),
-      root_evaluated=missing)
+      root_evaluated=missing,
+      full_search=jnp.broadcast_to(full, (batch,)),
+      ownership=ownership,
+      score=score,
+      scored=scored & settings.final_targets)
   new = _fresh_games(game, k_new, settings.no_resign_fraction)
   games = Games(states=after, may_resign=games.may_resign, would_resign=would_resign)
-  return (_select(ended, new, games), _select(ended, fresh, _child_evaluation(out.search_tree, action)),
-          record)
+  return (_select(ended, new, games), _select(ended, fresh, child), record)
 
 
 def _child_evaluation(tree: mctx.Tree, action: jax.Array) -> RootEvaluation:
@@ -317,13 +365,31 @@ def selfplay(game: Game, evaluator: Evaluator, variables, games: Games, rng_key:
 
   def step(carry, key):
     games, known = carry
+    full = full_search(key, settings)
     games, known, record = _step(game, evaluator, variables, games, known, fresh,
-                                 game_keys(key, first_game, batch), settings, spare=spare)
+                                 game_keys(key, first_game, batch), settings, spare=spare,
+                                 full=full)
     return (games, known), record
 
   known = RootEvaluation.unknown(batch, game.num_actions)
   (games, _), records = jax.lax.scan(step, (games, known), jax.random.split(rng_key, num_steps))
   return games, records
+
+
+# The step's draw of a full or a cheap search comes from its key folded with this
+# number, far from the game indices the games' keys are folded with.
+_FULL_SEARCH_STREAM = 0x5EA4C0
+
+
+def full_search(rng_key: jax.Array, settings: SelfPlayConfig) -> jax.Array:
+  """[] bool: whether the step of `rng_key` searches in full (playout cap randomization).
+
+  Drawn from the step's key alone, so every device draws the same.
+  """
+  if settings.cheap_search is None:
+    return jnp.bool_(True)
+  return jax.random.bernoulli(jax.random.fold_in(rng_key, _FULL_SEARCH_STREAM),
+                              settings.full_search_prob)
 
 
 def spare_size(batch: int, spare_fraction: float = SPARE_FRACTION) -> int:

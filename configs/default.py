@@ -27,6 +27,11 @@ def get_config() -> ml_collections.ConfigDict:
   c.model.channels = 64  # AGZ: 256
   c.model.value_hidden = 256
   c.model.dtype = "float32"  # or "bfloat16" (compute; parameters stay float32)
+  # KataGo's additions (Wu 2019, "Accelerating Self-Play Learning in Go"), each a switch:
+  c.model.global_pooling = False  # channel mean and max -> dense -> biases, in blocks and heads
+  c.model.ownership_head = False  # final owner of each point (weight train.ownership_weight)
+  c.model.score_head = False  # final score margin (weight train.score_weight)
+  c.model.opponent_policy_head = False  # the opponent's reply (train.opponent_policy_weight)
 
   c.search = ml_collections.ConfigDict()
   c.search.algorithm = "gumbel"  # or "puct" (AGZ, with Dirichlet noise at the root), "alphago"
@@ -38,6 +43,8 @@ def get_config() -> ml_collections.ConfigDict:
   c.search.pb_c_init = 1.25  # puct
   c.search.pb_c_base = 19652.0  # puct
   c.search.c_puct = 5.0  # alphago (the 2016 search; its players build their own settings)
+  c.search.forced_playouts = False  # puct: KataGo's forced playouts + policy target pruning
+  c.search.forced_playouts_k = 2.0  # puct: a child gets sqrt(k * prior * visits) visits
 
   c.selfplay = ml_collections.ConfigDict()
   c.selfplay.num_games = 256  # B, games in progress at once (over all devices)
@@ -49,6 +56,12 @@ def get_config() -> ml_collections.ConfigDict:
   # Before this many moves pass is searched only when nothing else is legal:
   # from scratch, komi otherwise teaches both sides to pass at once.
   c.selfplay.min_pass_moves = 40
+  # KataGo's playout cap randomization: a step searches in full with probability
+  # full_search_prob (its positions train the policy), otherwise with
+  # cheap_simulations and no root noise (they train only the value).
+  c.selfplay.playout_cap_randomization = False
+  c.selfplay.full_search_prob = 0.25
+  c.selfplay.cheap_simulations = 8
 
   c.replay = ml_collections.ConfigDict()
   c.replay.rows_per_game = 192  # R >= max_moves + T: B * R recent positions
@@ -63,6 +76,9 @@ def get_config() -> ml_collections.ConfigDict:
   c.train.lr_boundaries = (100_000, 200_000)  # in updates; AGZ: 0.01 -> 0.001 -> 0.0001
   c.train.lr_decay = 0.1
   c.train.weight_decay = 1e-4  # c in the loss
+  c.train.ownership_weight = 1.5  # KataGo: 1.5 per board (the points' mean cross-entropy)
+  c.train.score_weight = 0.5  # squared error of margin / sqrt(points)
+  c.train.opponent_policy_weight = 0.15  # KataGo: 0.15
 
   c.checkpoint = ml_collections.ConfigDict()
   c.checkpoint.every = 10  # iterations (also on SIGTERM and at the end)

@@ -227,6 +227,17 @@ class ReferenceGo:
                 total += len(region)
         return total
 
+    def ownership(self):
+        """Per point: +1 black's area, -1 white's, 0 neither (Tromp-Taylor, as in ``area``)."""
+        owner = [int(v) for v in self.board]
+        for p in range(self.num_points):
+            if self.board[p] != EMPTY:
+                continue
+            region = flood_fill(self.board, self.neighbours, p)
+            borders = {self.board[q] for r in region for q in self.neighbours[r]} - {EMPTY}
+            owner[p] = borders.pop() if len(borders) == 1 else 0
+        return owner
+
     def score(self):
         """Tromp-Taylor score from black's point of view: black area - white area - komi."""
         return float(self.area(BLACK) - self.area(WHITE) - self.komi)

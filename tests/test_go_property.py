@@ -2,7 +2,7 @@
 
 Games are played B at a time in the JAX environment (jit + vmap) and one by one in
 tests/reference.py.  At every move the test compares board, to_play, move_count, passes,
-terminated, forfeit, the legal mask, score, result and the feature planes, and spot-checks
+terminated, forfeit, the legal mask, score, ownership, result and the feature planes, and spot-checks
 go.illegal_reason.  Moves are chosen on the host uniformly among the reference's legal moves, with
 pass down-weighted to PASS_PROB so that games are long, with many captures and (on small boards)
 many superko cycles.  Some runs start from random setup stones (either colour to play), use an
@@ -83,6 +83,7 @@ def _observe(cfg, s):
       forfeit=s.forfeit,
       legal=go.legal_actions(cfg, s),
       score=go.score(cfg, s),
+      ownership=go.ownership(cfg, s),
       result=go.result(cfg, s),
       features=go.features(cfg, s),
   )
@@ -176,10 +177,12 @@ def compare(refs, setups, obs, history):
       forfeit=np.array([r.forfeit for r in refs], np.int8),
       legal=np.array([r.legal_mask() for r in refs]),
       score=np.array([r.score() for r in refs], np.float32),
+      ownership=np.array([r.ownership() for r in refs], np.int8),
       result=np.array([r.result() for r in refs], np.float32),
   )
   forfeited = exp["forfeit"] != 0
-  # After a forfeit the contract only fixes board / terminated / forfeit / legal / score / result.
+  # After a forfeit the contract only fixes board / terminated / forfeit / legal / score / ownership /
+  # result.
   exp_live = dict(
       to_play=np.array([r.to_play for r in refs], np.int8),
       move_count=np.array([r.move_count for r in refs], np.int32),

@@ -40,7 +40,11 @@ def records(ids, to_play, ended, result):
       resigned=jnp.zeros((t, b), bool),
       resign_checked=jnp.zeros((t, b), bool),
       false_resign=jnp.zeros((t, b), bool),
-      root_evaluated=jnp.ones((t, b), bool))
+      root_evaluated=jnp.ones((t, b), bool),
+      full_search=jnp.ones((t, b), bool),
+      ownership=None,
+      score=jnp.zeros((t, b), jnp.float32),
+      scored=jnp.zeros((t, b), bool))
 
 
 _add = jax.jit(replay.add)
@@ -214,7 +218,8 @@ def _sampler(batch_size):
 def draws(buffer, batch_size, num_keys=200):
   """Samples with many keys: planes, policy, target, weight with a leading [K] axis."""
   keys = jax.random.split(jax.random.PRNGKey(1), num_keys)
-  planes, policy, target, weight = _sampler(batch_size)(buffer, keys)
+  out = _sampler(batch_size)(buffer, keys)
+  planes, policy, target, weight = out.planes, out.policy, out.value_target, out.weight
   planes = np.asarray(planes)
   assert planes.dtype == np.float32
   assert np.all(planes == planes[..., :1, :1, :1])

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import checkpoint, go
+from agz_jax import checkpoint, go, replay
 from agz_jax.game import Game
 from agz_jax.training import agz
 from agz_jax.nets import AlphaZeroNet
@@ -36,10 +36,23 @@ def net():
   return model, variables["params"], variables["batch_stats"]
 
 
+def sample(planes, policy, value_target, weight, **targets):
+  """A replay.Sample of these AlphaGo Zero targets; KataGo's absent unless given."""
+  m = planes.shape[0]
+  fields = dict(policy_weight=np.ones(m, np.float32), ownership=None,
+                score=np.zeros(m, np.float32), final_weight=np.zeros(m, np.float32),
+                opponent_policy=np.zeros_like(policy), opponent_weight=np.zeros(m, np.float32))
+  fields.update(targets)
+  return replay.Sample(planes=planes, policy=policy, value_target=value_target, weight=weight,
+                       **fields)
+
+
 @pytest.fixture(scope="module")
 def loss(net):
   model = net[0]
-  return jax.jit(lambda c, *args: agz.loss_fn(model, c, *args))
+  fn = jax.jit(lambda c, params, stats, batch: agz.loss_fn(model, agz.LossWeights(c), params,
+                                                           stats, batch), static_argnums=0)
+  return lambda c, params, stats, *arrays: fn(float(c), params, stats, sample(*arrays))
 
 
 def _batch(seed, m=6):
@@ -111,7 +124,10 @@ def _d4(board):
 
 def _augment(planes, policy, key):
   game = Game(go, go.GoConfig(size=N))
-  return jax.jit(lambda p, q, k: agz.augment(game, p, q, k))(planes, policy, key)
+  m = planes.shape[0]
+  batch = sample(planes, policy, np.zeros(m, np.float32), np.ones(m, np.float32))
+  out = jax.jit(lambda b, k: agz.augment(game, b, k))(batch, key)
+  return out.planes, out.policy
 
 
 def test_augment_moves_planes_and_policy_by_the_same_symmetry():

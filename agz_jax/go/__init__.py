@@ -2,7 +2,8 @@
 
 The module satisfies the game protocol of `agz_jax.game` (init, step,
 legal_actions, result, num_actions, max_length, pass_action, dirichlet_alpha, features,
-planes_shape, symmetries), each function taking a `GoConfig` first.
+planes_shape, symmetries) and its optional part (ownership, score), each
+function taking a `GoConfig` first.
 `patterns` holds the features of AlphaGo's fast (rollout and tree) policies.
 """
 
@@ -12,7 +13,7 @@ from agz_jax.go.coords import (COLUMNS, action_to_gtp, action_to_sgf_move, gtp_t
                                sgf_move_to_action)
 from agz_jax.go.features import (ENCODINGS, check_encoding, features, num_planes, planes_shape,
                                  sensible_moves)
-from agz_jax.go.rules import check_setup, init, legal_actions, result, score, step
+from agz_jax.go.rules import check_setup, init, legal_actions, ownership, result, score, step
 from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
 from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetries,
                                  symmetry_permutations, transform_planes, transform_policy)
@@ -22,7 +23,8 @@ __all__ = [
     "BLACK", "COLUMNS", "EMPTY", "ENCODINGS", "WHITE", "GoConfig", "GoState", "NUM_SYMMETRIES",
     "action_to_gtp", "action_to_sgf_move", "check_encoding", "check_setup", "dirichlet_alpha",
     "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
-    "legal_actions", "max_length", "num_actions", "num_planes", "parse_board", "pass_action", "patterns", "planes_shape",
+    "legal_actions", "max_length", "num_actions", "num_planes", "ownership", "parse_board",
+    "pass_action", "patterns", "planes_shape",
     "play", "result", "score", "sensible_moves", "sgf_move_to_action", "step", "symmetries",
     "symmetry_permutations", "to_ascii", "transform_planes", "transform_policy",
 ]

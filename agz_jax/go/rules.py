@@ -418,14 +418,14 @@ def _ko_point(state: GoState, board, chain, lib_min, lib_max, me) -> jnp.ndarray
   return jnp.where(ko, point, p)
 
 
-def score(cfg: GoConfig, state: GoState) -> jnp.ndarray:
-  """Tromp-Taylor area score: black area - white area - komi.
+def ownership(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+  """Tromp-Taylor owner of every point: +1 black, -1 white, 0 neither.
 
-  A player's area is their stones plus the empty points from which only their
-  stones can be reached through empty points.
+  A point belongs to a player when it holds their stone, or is empty and only
+  their stones can be reached from it through empty points.
 
   Returns:
-    [] float32.
+    [N * N] int8.
   """
   n = cfg.size
   board = state.board.reshape(n, n)
@@ -441,9 +441,18 @@ def score(cfg: GoConfig, state: GoState) -> jnp.ndarray:
     return new, jnp.any(new != reach)
 
   reach, _ = jax.lax.while_loop(lambda c: c[1], grow, (seeds, jnp.bool_(True)))
-  black = jnp.sum(seeds[0]) + jnp.sum(empty & reach[0] & ~reach[1])
-  white = jnp.sum(seeds[1]) + jnp.sum(empty & reach[1] & ~reach[0])
-  return (black - white).astype(jnp.float32) - jnp.float32(cfg.komi)
+  black = seeds[0] | (empty & reach[0] & ~reach[1])
+  white = seeds[1] | (empty & reach[1] & ~reach[0])
+  return (black.astype(jnp.int8) - white.astype(jnp.int8)).reshape(n * n)
+
+
+def score(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+  """Tromp-Taylor area score: black area - white area - komi (areas as in `ownership`).
+
+  Returns:
+    [] float32.
+  """
+  return jnp.sum(ownership(cfg, state), dtype=jnp.float32) - jnp.float32(cfg.komi)
 
 
 def result(cfg: GoConfig, state: GoState, needed=True) -> jnp.ndarray:

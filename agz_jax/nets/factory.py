@@ -9,7 +9,8 @@ from agz_jax.nets.resnet import AlphaZeroNet
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 # kind -> (module, the config fields it takes, whether it has a value output).
 KINDS = {
-    "resnet": (AlphaZeroNet, ("blocks", "channels", "value_hidden"), True),
+    "resnet": (AlphaZeroNet, ("blocks", "channels", "value_hidden", "global_pooling",
+                              "ownership_head", "score_head", "opponent_policy_head"), True),
     "policy": (PolicyNet, ("layers", "filters"), False),
     "fast_policy": (FastPolicy, ("num_features",), False),
 }
@@ -28,7 +29,9 @@ def make(model_config):
   Args:
     model_config: a ConfigDict (or dict) with `kind` (one of KINDS), `dtype`
       and the fields of that kind: resnet: blocks, channels, value_hidden
-      (AlphaGo Zero's dual-head network, returns (logits, value)); policy:
+      and KataGo's global_pooling, ownership_head, score_head,
+      opponent_policy_head (AlphaGo Zero's dual-head network, returns
+      (logits, value)); policy:
       layers, filters (AlphaGo's policy CNN, returns logits); fast_policy:
       num_features (AlphaGo's rollout / tree policy on pattern features,
       returns logits).
@@ -37,7 +40,9 @@ def make(model_config):
   if kind not in KINDS:
     raise ValueError(f"model.kind must be one of {', '.join(KINDS)}, got {kind!r}")
   module, fields, _ = KINDS[kind]
-  return module(**{f: model_config[f] for f in fields}, dtype=compute_dtype(model_config["dtype"]))
+  # Fields added later (KataGo's switches) are off in the configs of older checkpoints.
+  given = {f: model_config[f] for f in fields if f in model_config}
+  return module(**given, dtype=compute_dtype(model_config["dtype"]))
 
 
 def has_value(model_config) -> bool:

@@ -23,6 +23,12 @@ class SearchConfig:
     pb_c_init: PUCT exploration constant.
     pb_c_base: PUCT exploration base.
     c_puct: AlphaGo's exploration constant (5 in the paper).
+    forced_playouts: PUCT: KataGo's forced playouts at the root (each child
+      with prior P gets at least sqrt(forced_playouts_k * P * visits) visits)
+      and policy target pruning (the visits forced beyond what PUCT would
+      have given are taken out of the policy target). Gumbel needs neither:
+      its policy target comes from completed Q values, not from visits.
+    forced_playouts_k: the k above (KataGo: 2).
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
       uses it against a collapse seen from scratch: with komi, a side that
@@ -39,6 +45,8 @@ class SearchConfig:
   pb_c_init: float
   pb_c_base: float
   c_puct: float
+  forced_playouts: bool = False
+  forced_playouts_k: float = 2.0
   min_pass_moves: int = 0
 
   def __post_init__(self):
@@ -48,13 +56,19 @@ class SearchConfig:
     if not isinstance(self.num_simulations, int) or self.num_simulations < 1:
       raise ValueError(f"search.num_simulations must be a positive integer, "
                        f"got {self.num_simulations!r}")
+    if self.forced_playouts and self.algorithm != "puct":
+      raise ValueError(f"search.forced_playouts is for the PUCT search (algorithm 'puct'), not "
+                       f"{self.algorithm!r}: Gumbel's policy target comes from completed Q "
+                       f"values, not visits; turn it off")
 
   @classmethod
   def from_config(cls, search_config, **overrides) -> "SearchConfig":
     """From a config's `search` section; `overrides` replace fields (e.g. the
     evaluation match's num_simulations, self-play's min_pass_moves)."""
+    # Fields with a default may be absent (the configs of checkpoints saved before them).
     fields = {f.name: search_config[f.name] for f in dataclasses.fields(cls)
-              if f.name != "min_pass_moves"}
+              if f.name != "min_pass_moves"
+              and (f.name in search_config or f.default is dataclasses.MISSING)}
     fields.update(overrides)
     return cls(**fields)
 

@@ -218,6 +218,12 @@ def _policy(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Ar
     return alphago_policy(variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
                           invalid_actions=~legal, c_puct=search.c_puct)
   alpha = game.dirichlet_alpha if search.dirichlet_alpha is None else search.dirichlet_alpha
+  if search.forced_playouts:
+    return forced_puct_policy(
+        variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
+        invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
+        dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base,
+        k=search.forced_playouts_k)
   return mctx.muzero_policy(
       variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
       invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
@@ -259,3 +265,98 @@ def alphago_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recur
   summary = tree.summary()
   action = jnp.argmax(summary.visit_counts, axis=-1).astype(jnp.int32)
   return mctx.PolicyOutput(action=action, action_weights=summary.visit_probs, search_tree=tree)
+
+
+def _puct_scores(tree: mctx.Tree, node_index, *, pb_c_init: float, pb_c_base: float):
+  """([A] Q term, [A] numerator of the prior term) of AlphaGo Zero's PUCT at a node.
+
+  A child's score is q + u / (1 + N), as mctx.muzero_action_selection scores it.
+  """
+  node_visits = tree.node_visits[node_index]
+  pb_c = pb_c_init + jnp.log((node_visits + pb_c_base + 1.0) / pb_c_base)
+  u = jnp.sqrt(node_visits) * pb_c * jax.nn.softmax(tree.children_prior_logits[node_index])
+  return mctx.qtransform_by_parent_and_siblings(tree, node_index), u
+
+
+def forced_playouts(tree: mctx.Tree, node_index, k: float) -> jax.Array:
+  """[A] KataGo's forced visits of a node's children: sqrt(k * P * sum of their visits)."""
+  visits = tree.children_visits[node_index]
+  prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+  return jnp.sqrt(k * prior * jnp.sum(visits))
+
+
+def forced_root_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, *, pb_c_init: float,
+                          pb_c_base: float, k: float) -> jax.Array:
+  """PUCT at the root, except that a child below its forced visits is chosen first.
+
+  Among several children below their forced visits, the one PUCT prefers.
+  """
+  visits = tree.children_visits[node_index]
+  q, u = _puct_scores(tree, node_index, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
+  score = q + u / (1.0 + visits) + 1e-7 * jax.random.uniform(rng_key, visits.shape)
+  valid = ~tree.root_invalid_actions.astype(bool)
+  prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+  short = valid & (prior > 0) & (visits < forced_playouts(tree, node_index, k))
+  allowed = jnp.where(jnp.any(short), short, valid)
+  return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)
+
+
+def pruned_policy(tree: mctx.Tree, *, pb_c_init: float, pb_c_base: float,
+                  k: float) -> jax.Array:
+  """[B, A] KataGo's policy target pruning of the root's visit distribution.
+
+  Every child but the most visited one loses as many of its forced visits as it
+  can while its PUCT score stays at most that of the most visited child: the
+  visits forced on it beyond what PUCT alone would have given. A child left with
+  one visit or none is dropped.
+  """
+  root = mctx.Tree.ROOT_INDEX
+
+  def one(tree):
+    visits = tree.children_visits[root].astype(jnp.float32)
+    q, u = _puct_scores(tree, root, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
+    best = jnp.argmax(visits)
+    best_score = q[best] + u[best] / (1.0 + visits[best])
+    gap = best_score - q
+    # The fewest visits at which the child's score is still <= the best's: u / (1 + n) <= gap.
+    needed = jnp.where(gap > 0, jnp.ceil(u / jnp.maximum(gap, 1e-12) - 1.0), visits)
+    floor = jnp.ceil(visits - forced_playouts(tree, root, k))
+    kept = jnp.clip(jnp.maximum(floor, needed), 0.0, visits)
+    kept = jnp.where(kept <= 1.0, 0.0, kept).at[best].set(visits[best])
+    return kept / jnp.maximum(jnp.sum(kept), 1.0)
+
+  return jax.vmap(one)(tree)
+
+
+def forced_puct_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
+                       num_simulations: int, *, invalid_actions: jax.Array,
+                       dirichlet_fraction: float, dirichlet_alpha: float, pb_c_init: float,
+                       pb_c_base: float, k: float,
+                       loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
+  """AlphaGo Zero's PUCT search with KataGo's forced playouts and policy target pruning.
+
+  The root prior gets Dirichlet noise as in mctx.muzero_policy; inside the tree
+  the selection is mctx's PUCT; at the root, forced_root_selection.
+
+  Returns:
+    mctx.PolicyOutput: `action` [B] the most visited root action,
+    `action_weights` [B, A] the pruned visit distribution (pruned_policy),
+    `search_tree`.
+  """
+  k_noise, k_search = jax.random.split(rng_key)
+  probs = jax.nn.softmax(root.prior_logits)
+  noise = jax.random.dirichlet(k_noise, jnp.full(probs.shape[-1:], dirichlet_alpha),
+                               probs.shape[:-1])
+  noisy = (1.0 - dirichlet_fraction) * probs + dirichlet_fraction * noise
+  root = root.replace(prior_logits=masked_logits(jnp.log(jnp.maximum(noisy, 1e-30)),
+                                                 ~invalid_actions))
+  tree = mctx.search(
+      params=variables, rng_key=k_search, root=root, recurrent_fn=recurrent_fn,
+      root_action_selection_fn=functools.partial(forced_root_selection, pb_c_init=pb_c_init,
+                                                 pb_c_base=pb_c_base, k=k),
+      interior_action_selection_fn=functools.partial(mctx.muzero_action_selection,
+                                                     pb_c_init=pb_c_init, pb_c_base=pb_c_base),
+      num_simulations=num_simulations, invalid_actions=invalid_actions, loop_fn=loop_fn)
+  action = jnp.argmax(tree.summary().visit_counts, axis=-1).astype(jnp.int32)
+  weights = pruned_policy(tree, pb_c_init=pb_c_init, pb_c_base=pb_c_base, k=k)
+  return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)

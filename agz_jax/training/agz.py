@@ -9,6 +9,7 @@ scalar metrics (and the moves of a few game slots, for SGF samples) comes back
 to the host.
 """
 
+import dataclasses
 import functools
 import os
 from typing import Any
@@ -65,30 +66,104 @@ def init_state(config, game, model, optimizer, rng_key) -> TrainState:
   return TrainState(
       params=params, batch_stats=batch_stats, opt_state=optimizer.init(params),
       games=new_games(game, k_games, b, no_resign_fraction=config.selfplay.no_resign_fraction),
-      buffer=replay.empty(game, config.model.encoding, b, config.replay.rows_per_game),
+      buffer=replay.empty(game, config.model.encoding, b, config.replay.rows_per_game,
+                          final_targets=LossWeights.from_config(config, game).final_targets),
       rng=k_state, iteration=jnp.int32(0),
       reference={"params": params, "batch_stats": batch_stats}, elo=jnp.float32(0))
 
 
-def loss_fn(model, weight_decay, params, batch_stats, planes, policy, value_target, weight):
-  """AlphaGo Zero's loss (z - v)^2 - pi . log p + c ||theta||^2, weighted per sample."""
-  (logits, value), new_vars = model.apply({"params": params, "batch_stats": batch_stats}, planes,
-                                          train=True, mutable=["batch_stats"])
-  total = jnp.maximum(jnp.sum(weight), 1.0)
+@dataclasses.dataclass(frozen=True)
+class LossWeights:
+  """The weights of the loss's terms; a static jit argument.
+
+  Attributes:
+    weight_decay: c of AlphaGo Zero's L2 term.
+    ownership: KataGo's ownership term, per board (divided by the points);
+      0: the network has no ownership head.
+    score: the score term (squared error in units of sqrt(points)); 0: no head.
+    opponent_policy: the opponent's-reply policy term; 0: no head.
+  """
+
+  weight_decay: float
+  ownership: float = 0.0
+  score: float = 0.0
+  opponent_policy: float = 0.0
+
+  @property
+  def final_targets(self) -> bool:
+    """Whether the loss needs each game's final ownership and score."""
+    return bool(self.ownership or self.score)
+
+  @classmethod
+  def from_config(cls, config, game) -> "LossWeights":
+    """From `train`'s weights, for the heads `model` switches on (the game must support them)."""
+    model, tr = config.model, config.train
+    heads = {"ownership": model.get("ownership_head", False),
+             "score": model.get("score_head", False),
+             "opponent_policy": model.get("opponent_policy_head", False)}
+    for name in ("ownership", "score"):
+      if heads[name] and not game.has(name):
+        raise ValueError(f"model.{name}_head needs the game's {name}(), which "
+                         f"{game.module.__name__} does not have: turn the head off")
+    return cls(weight_decay=tr.weight_decay,
+               **{name: tr[f"{name}_weight"] if on else 0.0 for name, on in heads.items()})
+
+
+def loss_fn(model, weights: LossWeights, params, batch_stats, batch: replay.Sample):
+  """AlphaGo Zero's loss (z - v)^2 - pi . log p + c ||theta||^2, weighted per sample,
+  plus KataGo's auxiliary terms for the heads the network has.
+
+  Each term is a weighted mean over the samples it has a target for: the
+  policy over full searches, ownership and score over scored games, the
+  opponent's policy over positions with a searched reply.
+  """
+  (logits, value, aux_out), new_vars = model.apply(
+      {"params": params, "batch_stats": batch_stats}, batch.planes, train=True, aux=True,
+      mutable=["batch_stats"])
+  w = batch.weight
+
+  def mean(per_sample, mask=1.0):
+    return jnp.sum(w * mask * per_sample) / jnp.maximum(jnp.sum(w * mask), 1.0)
+
   log_p = jax.nn.log_softmax(logits)
-  value_loss = jnp.sum(weight * (value_target - value) ** 2) / total
-  policy_loss = jnp.sum(weight * -jnp.sum(policy * log_p, axis=-1)) / total
-  l2 = optim.l2_penalty(params, weight_decay)
-  entropy = jnp.sum(weight * -jnp.sum(jnp.exp(log_p) * log_p, axis=-1)) / total
+  value_loss = mean((batch.value_target - value) ** 2)
+  policy_loss = mean(-jnp.sum(batch.policy * log_p, axis=-1), batch.policy_weight)
+  l2 = optim.l2_penalty(params, weights.weight_decay)
+  entropy = mean(-jnp.sum(jnp.exp(log_p) * log_p, axis=-1))
   aux = {"loss_value": value_loss, "loss_policy": policy_loss, "loss_l2": l2,
          "policy_entropy": entropy}
-  return value_loss + policy_loss + l2, (aux, new_vars["batch_stats"])
+  total = value_loss + policy_loss + l2
+  if weights.ownership:
+    # tanh(o) predicts the owner in [-1, 1]: cross-entropy of sigmoid(2o) against (1 + t) / 2.
+    points = batch.ownership.shape[-1]
+    bce = optax.sigmoid_binary_cross_entropy(2.0 * aux_out["ownership"], (1.0 + batch.ownership) / 2)
+    aux["loss_ownership"] = mean(jnp.sum(bce, axis=-1) / points, batch.final_weight)
+    total += weights.ownership * aux["loss_ownership"]
+  if weights.score:
+    scale = jnp.sqrt(jnp.float32(batch.planes.shape[1] * batch.planes.shape[2]))
+    aux["loss_score"] = mean((batch.score / scale - aux_out["score"]) ** 2, batch.final_weight)
+    total += weights.score * aux["loss_score"]
+  if weights.opponent_policy:
+    log_q = jax.nn.log_softmax(aux_out["opponent_policy"])
+    aux["loss_opponent_policy"] = mean(-jnp.sum(batch.opponent_policy * log_q, axis=-1),
+                                       batch.opponent_weight)
+    total += weights.opponent_policy * aux["loss_opponent_policy"]
+  return total, (aux, new_vars["batch_stats"])
 
 
-def augment(game: game_lib.Game, planes, policy, rng_key):
-  """Each sample under its own random symmetry of the game, planes and policy together."""
-  k = jax.random.randint(rng_key, (planes.shape[0],), 0, game.num_symmetries)
-  return jax.vmap(game.transform)(planes, policy, k)
+def augment(game: game_lib.Game, batch: replay.Sample, rng_key) -> replay.Sample:
+  """Each sample under its own random symmetry of the game, its planes and targets together."""
+  k = jax.random.randint(rng_key, (batch.planes.shape[0],), 0, game.num_symmetries)
+
+  def one(sample, k):
+    planes, policy = game.transform(sample.planes, sample.policy, k)
+    ownership = sample.ownership  # None when the buffer keeps none
+    if ownership is not None:
+      ownership = game.transform_points(ownership, k)
+    return sample.replace(planes=planes, policy=policy, ownership=ownership,
+                          opponent_policy=game.transform_actions(sample.opponent_policy, k))
+
+  return jax.vmap(one)(batch, k)
 
 
 def iteration(config, game, model, optimizer, state: TrainState,
@@ -119,14 +194,14 @@ def iteration(config, game, model, optimizer, state: TrainState,
           variables, state.games, k_play)
   buffer = replay.add(state.buffer, records)
 
-  grad_fn = jax.value_and_grad(functools.partial(loss_fn, model, tr.weight_decay), has_aux=True)
+  grad_fn = jax.value_and_grad(
+      functools.partial(loss_fn, model, LossWeights.from_config(config, game)), has_aux=True)
 
   def update(carry, k):
     params, batch_stats, opt_state = carry
     k_sample, k_sym = jax.random.split(k)
-    planes, policy, target, weight = replay.sample(buffer, k_sample, tr.batch_size)
-    planes, policy = augment(game, planes, policy, k_sym)
-    (_, (aux, batch_stats)), grads = grad_fn(params, batch_stats, planes, policy, target, weight)
+    batch = augment(game, replay.sample(buffer, k_sample, tr.batch_size), k_sym)
+    (_, (aux, batch_stats)), grads = grad_fn(params, batch_stats, batch)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     return (optax.apply_updates(params, updates), batch_stats, opt_state), aux
 
@@ -158,6 +233,8 @@ def iteration(config, game, model, optimizer, state: TrainState,
       # Share of searched positions the network evaluated again (the others'
       # evaluations came from the previous search).
       root_evaluated=jnp.mean(records.root_evaluated.astype(jnp.float32)),
+      # Share of moves searched in full (playout cap randomization; 1 without it).
+      full_search=jnp.mean(records.full_search.astype(jnp.float32)),
       buffer_ready=ready.astype(jnp.float32),
       trained=enough.astype(jnp.float32))
   new_state = state.replace(params=params, batch_stats=batch_stats, opt_state=opt_state,
@@ -218,6 +295,11 @@ class AlphaZeroTask(Task):
           f"replay.rows_per_game ({rows}) must be at least game.max_moves + "
           f"selfplay.steps_per_iteration ({needed}): a game's early positions would be "
           f"overwritten before its result is known, and training would see only endgames")
+    self.loss_weights = LossWeights.from_config(config, self.game)  # checks the heads
+    sp = config.selfplay
+    if sp.playout_cap_randomization and not 0 < sp.cheap_simulations < config.search.num_simulations:
+      raise ValueError(f"selfplay.cheap_simulations ({sp.cheap_simulations}) must be between 1 "
+                       f"and search.num_simulations - 1 ({config.search.num_simulations - 1})")
     self.mesh = parallel.make_mesh(config.mesh.num_devices)
     parallel.check_divisible(self.mesh, **{"selfplay.num_games": config.selfplay.num_games,
                                            "train.batch_size": config.train.batch_size})
