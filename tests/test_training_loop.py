@@ -62,3 +62,14 @@ def test_progress_gets_each_reported_steps_lines_instead_of_stdout(tmp_path, cap
   out = capsys.readouterr().out.splitlines()
   assert out == ["resumed from the checkpoint of step 5", "step 6/7", "  loss 0.17",
                  "step 7/7", "  loss 0.14"]
+
+
+def test_the_eta_of_a_run_with_a_time_limit_ends_at_the_limit():
+  import time  # pylint: disable=import-outside-toplevel
+  clock = loop._Clock(0)  # pylint: disable=protected-access
+  clock.recent = [2.0] * 5
+  assert clock.eta(10, 1010) == 2000.0                       # no limit: the steps left
+  soon = time.perf_counter() + 60.0
+  assert 60.0 <= clock.eta(10, 1010, soon) <= 62.0           # the limit, plus the last step
+  assert clock.eta(1005, 1010, soon) == 10.0                 # the steps end first
+  assert clock.eta(10, 1010, time.perf_counter() - 5.0) == 2.0  # past the limit: one step

@@ -134,7 +134,7 @@ def run(task: Task, config: ml_collections.ConfigDict, workdir: str, *,
         metrics[f"seconds_per_{task.unit}"] = seconds
         state, metrics = task.report(i, state, metrics)
         writer.write(i, metrics)
-        lines = task.lines(i, metrics, seconds, clock.eta(i, task.total), compiling)
+        lines = task.lines(i, metrics, seconds, clock.eta(i, task.total, deadline), compiling)
         if progress is None:
           for line in lines:
             log(line)
@@ -177,6 +177,11 @@ class _Clock:
     """Steps after `i` are timed anew (called after the first, compiling step and each report)."""
     self.last_step, self.last_time = i, time.perf_counter()
 
-  def eta(self, i: int, total: int) -> float:
+  def eta(self, i: int, total: int, deadline: float | None = None) -> float:
+    """Seconds left: the steps left at the recent pace, at most until the time limit's
+    `deadline` (a time.perf_counter() value; the step running then is the last)."""
     per_step = np.median(self.recent) if self.recent else 0.0
-    return float(per_step * (total - i))
+    left = float(per_step * (total - i))
+    if deadline is not None:
+      left = min(left, max(deadline - time.perf_counter(), 0.0) + per_step)
+    return left
