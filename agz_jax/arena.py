@@ -20,7 +20,7 @@ from agz_jax.search import Evaluator, SearchConfig, choose_action, run_search
 
 def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_key: jax.Array, *,
                num_games: int, search: SearchConfig, temperature_moves: int,
-               moves_b=None) -> dict:
+               moves_b=None, evaluator_b: Evaluator | None = None) -> dict:
   """Plays `num_games` games of player a against b. Consumes `rng_key`.
 
   Games 0 .. G/2-1 have a as the first player (+1, black in Go), the rest b.
@@ -31,18 +31,22 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
   Args:
     moves_b: a player b that does not search, such as a random player:
       (states [G/2], rng_key) -> [G/2] actions; `variables_b` is then unused.
+    evaluator_b: player b's evaluator when it is not a's (another network:
+      `variables_b` are then its variables, of any structure).
 
   Returns:
-    dict of [] float32: wins, losses and draws of a; mean game length.
+    dict of [] float32: wins, losses and draws of a; mean game length; and
+    per game ([G]): `result_a` (+1 / -1 / 0 for a; a is the first player in
+    the first G/2 games) and `lengths`.
   """
   if num_games % 2:
     raise ValueError(f"eval.num_games must be even (both colours), got {num_games}")
   half = num_games // 2
   a_colour = jnp.concatenate([jnp.ones(half, jnp.int8), -jnp.ones(half, jnp.int8)])
 
-  def moves(states, variables, key):
+  def moves(states, variables, key, evaluate=evaluator):
     k_search, k_sample = jax.random.split(key)
-    out = run_search(game, evaluator, variables, states, k_search, search)
+    out = run_search(game, evaluate, variables, states, k_search, search)
     keys = jax.random.split(k_sample, states.to_play.shape[0])
     return choose_action(search, out, keys, states.move_count, temperature_moves)[0]
 
@@ -55,6 +59,13 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
       b_key = jax.random.fold_in(key, 1)
       return jax.lax.cond(only_b, lambda: moves_b(states, b_key), lambda: jnp.where(
           a_moves, moves(states, variables_a, key), moves_b(states, b_key)))
+
+    if evaluator_b is not None:  # two networks: each searches with its own
+      moves_a = lambda: moves(states, variables_a, key)
+      moves_b_net = lambda: moves(states, variables_b, key, evaluator_b)
+      return jax.lax.cond(only_a | only_b,
+                          lambda: jax.lax.cond(only_a, moves_a, moves_b_net),
+                          lambda: jnp.where(a_moves, moves_a(), moves_b_net()))
 
     def one_player():
       pick = lambda u, v: jnp.where(only_a, u, v)
@@ -83,7 +94,8 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
   return dict(wins=jnp.sum(for_a > 0).astype(jnp.float32),
               losses=jnp.sum(for_a < 0).astype(jnp.float32),
               draws=jnp.sum(for_a == 0).astype(jnp.float32),
-              length=jnp.mean(states.move_count.astype(jnp.float32)))
+              length=jnp.mean(states.move_count.astype(jnp.float32)),
+              result_a=for_a, lengths=states.move_count)
 
 
 def evaluate_and_rate(game: Game, evaluator: Evaluator, current, reference, elo: jax.Array,

@@ -273,10 +273,10 @@ def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: Root
       game, evaluator, variables, states, evaluator_key(k_search[0], 2), known,
       min_pass_moves=search.min_pass_moves, spare=spare)
 
-  def searched(search):
-    out = run_search(game, evaluator, variables, states, k_search, search,
+  def searched(how: SearchConfig):
+    out = run_search(game, evaluator, variables, states, k_search, how,
                      root=(logits, root_value, legal))
-    action, best = choose_action(search, out, k_sample, states.move_count,
+    action, best = choose_action(how, out, k_sample, states.move_count,
                                  settings.temperature_moves)
     # The searched value of the move to be played: with Gumbel search the root's
     # average also counts visits that sequential halving spends on poor moves.

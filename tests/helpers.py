@@ -22,19 +22,21 @@ class Network:
   batch_stats: dict
 
 
-def make_checkpoint(workdir, size=9):
+def make_checkpoint(workdir, size=9, seed=0, **model):
   """Saves a small network with random weights as training would: WORKDIR/checkpoints/1.
 
   The weights are drawn with numpy into the shapes of the real model (jax.eval_shape, nothing
   compiled), so a checkpoint costs a fraction of a second instead of a training iteration.
+  `model` overrides fields of the config's model section (KataGo's switches).
   """
   config = cpu_9x9.get_config()
   config.game.size = size
   config.model.blocks, config.model.channels, config.model.value_hidden = 1, 8, 16
+  config.model.update(model)
   model = nets.make(config.model)
   planes = jnp.zeros((1, size, size, 2 * config.game.history + 1), jnp.float32)
   shapes = jax.eval_shape(lambda: model.init(jax.random.PRNGKey(0), planes, train=False))
-  rng = np.random.default_rng(0)
+  rng = np.random.default_rng(seed)
 
   def fill(path, leaf):
     name = jax.tree_util.keystr(path)

@@ -23,8 +23,9 @@ class SearchConfig:
     pb_c_init: PUCT exploration constant.
     pb_c_base: PUCT exploration base.
     c_puct: AlphaGo's exploration constant (5 in the paper).
-    forced_playouts: PUCT: KataGo's forced playouts at the root (each child
-      with prior P gets at least sqrt(forced_playouts_k * P * visits) visits)
+    forced_playouts: PUCT: KataGo's forced playouts at the root (each visited
+      child with prior P gets at least sqrt(forced_playouts_k * P * visits)
+      visits)
       and policy target pruning (the visits forced beyond what PUCT would
       have given are taken out of the policy target). Gumbel needs neither:
       its policy target comes from completed Q values, not from visits.

@@ -287,16 +287,18 @@ def forced_playouts(tree: mctx.Tree, node_index, k: float) -> jax.Array:
 
 def forced_root_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, *, pb_c_init: float,
                           pb_c_base: float, k: float) -> jax.Array:
-  """PUCT at the root, except that a child below its forced visits is chosen first.
+  """PUCT at the root, except that a visited child below its forced visits is chosen first.
 
-  Among several children below their forced visits, the one PUCT prefers.
+  As in KataGo, only children that already have visits are forced (PUCT decides
+  which moves get a first look); among several below their forced visits, the
+  one PUCT prefers.
   """
   visits = tree.children_visits[node_index]
   q, u = _puct_scores(tree, node_index, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
   score = q + u / (1.0 + visits) + 1e-7 * jax.random.uniform(rng_key, visits.shape)
   valid = ~tree.root_invalid_actions.astype(bool)
   prior = jax.nn.softmax(tree.children_prior_logits[node_index])
-  short = valid & (prior > 0) & (visits < forced_playouts(tree, node_index, k))
+  short = valid & (visits > 0) & (visits < forced_playouts(tree, node_index, k))
   allowed = jnp.where(jnp.any(short), short, valid)
   return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)
 

@@ -1,0 +1,128 @@
+"""A round robin between trained networks, every game on device, rated like GTP matches.
+
+  python -m agz_jax.tournament --player all=workdir/ablation/all \\
+      --player baseline=workdir/ablation/baseline --games 64 --simulations 32 \\
+      --out matches/ablation_round_robin
+  python -m agz_jax.ratings matches/ablation_round_robin matches/all_vs_gnugo1 --anchor gnugo-l1
+
+Each pair plays `--games` games at once (arena.play_match, half with each
+colour, the first moves sampled so that the games differ), each network with
+its own search at a fixed number of simulations. The games go to
+OUT/results.jsonl in the format of `agz_jax.match`, so `agz_jax.ratings`
+rates them together with matches against GTP engines (GNU Go as the anchor).
+The networks must play the same game (board size, komi, history).
+"""
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+
+import jax
+
+from agz_jax import arena, game as game_lib, search
+from agz_jax.metrics import format_eta
+
+
+def parse_player(text: str) -> tuple[str, str]:
+  """'NAME=CHECKPOINT' -> (name, checkpoint)."""
+  name, sep, path = text.partition("=")
+  if not sep or not name or not path:
+    raise ValueError(f"--player {text!r}: give NAME=CHECKPOINT (a training workdir or checkpoint)")
+  return name, path
+
+
+def _same_game(networks: dict) -> game_lib.Game:
+  """The one game every network plays; a ValueError naming the first that differs."""
+  games = {name: game_lib.make(net.config.game) for name, net in networks.items()}
+  (first, game), *rest = games.items()
+  for name, other in rest:
+    if other != game:
+      raise ValueError(f"{name} plays {other.cfg}, {first} plays {game.cfg}: a round robin "
+                       f"needs one game")
+  return game
+
+
+def _match(game, a, b, settings, *, games: int, temperature_moves: int):
+  """The jitted match of network a against b (their evaluators are static)."""
+  eval_a = search.flax_network(game, a.model, a.encoding)
+  eval_b = search.flax_network(game, b.model, b.encoding)
+  return jax.jit(lambda va, vb, key: arena.play_match(
+      game, eval_a, va, vb, key, num_games=games, search=settings,
+      temperature_moves=temperature_moves, evaluator_b=eval_b))
+
+
+def game_lines(name_a: str, name_b: str, result_a, lengths, *, first_game: int,
+               cfg) -> list[dict]:
+  """results.jsonl lines of one pair's games (a moves first in the first half)."""
+  half = len(result_a) // 2
+  lines = []
+  for g, (r, moves) in enumerate(zip(result_a, lengths)):
+    black, white = (name_a, name_b) if g < half else (name_b, name_a)
+    winner = None if r == 0 else (name_a if r > 0 else name_b)
+    colour = None if winner is None else ("B" if winner == black else "W")
+    lines.append({"game": first_game + g, "black": black, "white": white, "winner": winner,
+                  "result": "0" if colour is None else f"{colour}+", "reason": "score",
+                  "moves": int(moves), "size": cfg.size, "komi": cfg.komi})
+  return lines
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(
+      description="Round robin between trained networks, played on device; results.jsonl for "
+                  "agz_jax.ratings.")
+  parser.add_argument("--player", action="append", required=True, metavar="NAME=CHECKPOINT",
+                      help="a network (repeat, at least two)")
+  parser.add_argument("--games", type=int, default=64, help="games per pair (even)")
+  parser.add_argument("--simulations", type=int, default=32)
+  parser.add_argument("--algorithm", default="gumbel", choices=search.ALGORITHMS[:2])
+  parser.add_argument("--temperature-moves", type=int, default=4,
+                      help="moves sampled from the search policy at the start of each game")
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--out", required=True, help="output directory (results.jsonl)")
+  args = parser.parse_args(argv)
+  try:
+    players = dict(parse_player(p) for p in args.player)
+    if len(players) < 2:
+      raise ValueError("--player: a round robin needs at least two networks")
+    if args.games < 2 or args.games % 2:
+      raise ValueError(f"--games must be even and positive (both colours), got {args.games}")
+    from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
+    networks = {name: load_network(path) for name, path in players.items()}
+    game = _same_game(networks)
+    out = os.path.join(args.out, "results.jsonl")
+    if os.path.exists(out):
+      raise ValueError(f"{out} exists: give a new --out")
+  except (ValueError, FileNotFoundError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  os.makedirs(args.out, exist_ok=True)
+  pairs = list(itertools.combinations(sorted(networks), 2))
+  key = jax.random.PRNGKey(args.seed)
+  started, played = time.monotonic(), 0
+  with open(out, "w", encoding="utf-8") as f:
+    for number, (name_a, name_b) in enumerate(pairs):
+      a, b = networks[name_a], networks[name_b]
+      settings = a.search_config(algorithm=args.algorithm, simulations=args.simulations,
+                                 considered_actions=16)
+      match = _match(game, a, b, settings, games=args.games,
+                     temperature_moves=args.temperature_moves)
+      outcome = jax.device_get(match(a.variables, b.variables, jax.random.fold_in(key, number)))
+      for line in game_lines(name_a, name_b, outcome["result_a"], outcome["lengths"],
+                             first_game=played, cfg=game.cfg):
+        f.write(json.dumps(line) + "\n")
+      f.flush()
+      played += args.games
+      done = number + 1
+      eta = (time.monotonic() - started) / done * (len(pairs) - done)
+      print(f"[{done}/{len(pairs)}] {name_a} {int(outcome['wins'])} - "
+            f"{int(outcome['losses'])} {name_b} ({int(outcome['draws'])} drawn, "
+            f"{float(outcome['length']):.0f} moves a game) ETA {format_eta(eta)}", flush=True)
+  print(f"{played} games in {out}; rate them: python -m agz_jax.ratings {args.out}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
