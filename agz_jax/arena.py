@@ -20,7 +20,8 @@ from agz_jax.search import Evaluator, SearchConfig, choose_action, run_search
 
 def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_key: jax.Array, *,
                num_games: int, search: SearchConfig, temperature_moves: int,
-               moves_b=None, evaluator_b: Evaluator | None = None) -> dict:
+               moves_b=None, evaluator_b: Evaluator | None = None,
+               per_game: bool = False) -> dict:
   """Plays `num_games` games of player a against b. Consumes `rng_key`.
 
   Games 0 .. G/2-1 have a as the first player (+1, black in Go), the rest b.
@@ -33,11 +34,12 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
       (states [G/2], rng_key) -> [G/2] actions; `variables_b` is then unused.
     evaluator_b: player b's evaluator when it is not a's (another network:
       `variables_b` are then its variables, of any structure).
+    per_game: also return each game's result and length.
 
   Returns:
-    dict of [] float32: wins, losses and draws of a; mean game length; and
-    per game ([G]): `result_a` (+1 / -1 / 0 for a; a is the first player in
-    the first G/2 games) and `lengths`.
+    dict of [] float32: wins, losses and draws of a; mean game length; with
+    `per_game`, also [G] arrays: `result_a` (+1 / -1 / 0 for a; a is the first
+    player in the first G/2 games) and `lengths`.
   """
   if num_games % 2:
     raise ValueError(f"eval.num_games must be even (both colours), got {num_games}")
@@ -91,11 +93,13 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
   states = game.init_batch(num_games)
   states, _, _ = jax.lax.while_loop(running, body, (states, jnp.int32(0), rng_key))
   for_a = jax.vmap(game.result)(states) * a_colour
-  return dict(wins=jnp.sum(for_a > 0).astype(jnp.float32),
-              losses=jnp.sum(for_a < 0).astype(jnp.float32),
-              draws=jnp.sum(for_a == 0).astype(jnp.float32),
-              length=jnp.mean(states.move_count.astype(jnp.float32)),
-              result_a=for_a, lengths=states.move_count)
+  out = dict(wins=jnp.sum(for_a > 0).astype(jnp.float32),
+             losses=jnp.sum(for_a < 0).astype(jnp.float32),
+             draws=jnp.sum(for_a == 0).astype(jnp.float32),
+             length=jnp.mean(states.move_count.astype(jnp.float32)))
+  if per_game:
+    out.update(result_a=for_a, lengths=states.move_count)
+  return out
 
 
 def evaluate_and_rate(game: Game, evaluator: Evaluator, current, reference, elo: jax.Array,

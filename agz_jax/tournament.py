@@ -51,7 +51,7 @@ def _match(game, a, b, settings, *, games: int, temperature_moves: int):
   eval_b = search.flax_network(game, b.model, b.encoding)
   return jax.jit(lambda va, vb, key: arena.play_match(
       game, eval_a, va, vb, key, num_games=games, search=settings,
-      temperature_moves=temperature_moves, evaluator_b=eval_b))
+      temperature_moves=temperature_moves, evaluator_b=eval_b, per_game=True))
 
 
 def game_lines(name_a: str, name_b: str, result_a, lengths, *, first_game: int,
