@@ -193,7 +193,7 @@ def test_the_heads_need_what_the_game_provides():
     agz.LossWeights.from_config(config, Game(toy_game, None))
   assert agz.LossWeights.from_config(config, Game(go, go.GoConfig(size=5))).ownership == 1.5
   config.model.ownership_head = False
-  assert not agz.LossWeights.from_config(config, Game(toy_game, None)).final_targets
+  assert agz.LossWeights.from_config(config, Game(toy_game, None)).ownership == 0.0
 
 
 # --------------------------------------------------------------------------- replay targets
@@ -468,3 +468,14 @@ def test_every_switch_on_trains_inside_the_one_iteration_and_reports_its_losses(
 def test_playout_cap_settings_are_checked():
   with pytest.raises(ValueError, match="cheap_simulations .6. must be between 1 and"):
     agz.AlphaZeroTask(_config(**{"selfplay.cheap_simulations": 6}))
+
+
+def test_a_head_with_weight_zero_still_trains():
+  # The buffer keeps final targets whenever self-play records them (a head is on), whatever
+  # the head's loss weight.
+  task = agz.AlphaZeroTask(_config(**{"train.ownership_weight": 0.0, "train.score_weight": 0.0,
+                                      "selfplay.playout_cap_randomization": False,
+                                      "search.forced_playouts": False}))
+  state, metrics, _ = task.iteration(task.init(0))
+  assert state.buffer.ownership is not None
+  assert "loss_ownership" not in metrics and "loss_opponent_policy" in metrics

@@ -67,7 +67,7 @@ def init_state(config, game, model, optimizer, rng_key) -> TrainState:
       params=params, batch_stats=batch_stats, opt_state=optimizer.init(params),
       games=new_games(game, k_games, b, no_resign_fraction=config.selfplay.no_resign_fraction),
       buffer=replay.empty(game, config.model.encoding, b, config.replay.rows_per_game,
-                          final_targets=LossWeights.from_config(config, game).final_targets),
+                          final_targets=SelfPlayConfig.from_config(config).final_targets),
       rng=k_state, iteration=jnp.int32(0),
       reference={"params": params, "batch_stats": batch_stats}, elo=jnp.float32(0))
 
@@ -88,11 +88,6 @@ class LossWeights:
   ownership: float = 0.0
   score: float = 0.0
   opponent_policy: float = 0.0
-
-  @property
-  def final_targets(self) -> bool:
-    """Whether the loss needs each game's final ownership and score."""
-    return bool(self.ownership or self.score)
 
   @classmethod
   def from_config(cls, config, game) -> "LossWeights":
