@@ -3,12 +3,20 @@
   python -m agz_jax.plot --workdir workdir/cpu_9x9        # writes workdir/cpu_9x9/plots/*.png
   python -m agz_jax.plot --workdir runs/sl48 --workdir runs/sl17 --out plots/   # runs side by side
   python -m agz_jax.plot --workdir gs://bucket/run --out plots/     # a run's bucket
+  python -m agz_jax.plot --workdir workdir/zero_9x9 --ratings ratings.json   # Elo vs wall time
+
+With --ratings (a file of `python -m agz_jax.ratings ... --json FILE`) it draws
+the run's Elo curve against training time instead: every rated player named
+`NAME@ITERATION` is that iteration's checkpoint of the run, placed at the wall
+time the run had reached there (from metrics.jsonl); the other players (GNU Go,
+say) are drawn as horizontal lines.
 """
 
 import argparse
 import io
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -98,15 +106,94 @@ def _points(rows: list[dict], key: str) -> list[tuple]:
   return points
 
 
+def snapshot_points(ratings: dict, rows: list[dict]) -> tuple[list[tuple], dict]:
+  """(minutes, iteration, elo, se) of each `NAME@ITERATION` player, by time; and the others'
+  {name: (elo, se)}.
+
+  A run's minutes start when its first iteration started (after compiling: the
+  first row's time less its seconds_per_iteration); iteration 0 is at 0.
+
+  Raises:
+    ValueError: a snapshot's iteration is not in the run's metrics.
+  """
+  times = {r["iteration"]: r["time"] for r in rows if "time" in r}
+  if not times:
+    raise ValueError("the run's metrics.jsonl has no times")
+  first = min(times)
+  start = times[first] - next(r for r in rows if r["iteration"] == first).get(
+      "seconds_per_iteration", 0.0)
+  times[0] = start
+  snapshots, others = [], {}
+  for name, r in ratings["players"].items():
+    match = re.fullmatch(r".*@(\d+)", name)
+    if match is None:
+      others[name] = (r["elo"], r["se"])
+      continue
+    iteration = int(match.group(1))
+    if iteration not in times:
+      raise ValueError(f"{name}: iteration {iteration} is not in the run's metrics.jsonl "
+                       f"(iterations {min(times)}..{max(times)})")
+    snapshots.append(((times[iteration] - start) / 60, iteration, r["elo"], r["se"]))
+  if not snapshots:
+    raise ValueError("no player is named NAME@ITERATION (a checkpoint of the run)")
+  return sorted(snapshots), others
+
+
+def elo_curve(workdir: str, ratings_path: str, out_dir: str | None = None) -> str:
+  """Draws the run's rated checkpoints' Elo (+-1.96 se) against wall time; returns the PNG's path.
+
+  Raises:
+    FileNotFoundError: no metrics.jsonl, or no ratings file.
+    ValueError: a ratings file that does not read, or snapshots the run does not have.
+  """
+  try:
+    ratings = json.loads(paths.path(ratings_path).read_text(encoding="utf-8"))
+    ratings["players"].items()
+  except FileNotFoundError:
+    raise FileNotFoundError(f"no ratings file {ratings_path!r} (python -m agz_jax.ratings "
+                            "... --json FILE writes one)") from None
+  except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+    raise ValueError(f"{ratings_path}: not a ratings file of agz_jax.ratings --json ({e})") from None
+  snapshots, others = snapshot_points(ratings, read_metrics(workdir))
+  minutes, iterations, elo, se = zip(*snapshots)
+  fig, ax = plt.subplots(figsize=(7, 4))
+  ax.errorbar(minutes, elo, yerr=[1.96 * s for s in se], marker="o", capsize=3,
+              label=f"{os.path.basename(os.path.normpath(workdir))} (95% interval)")
+  for (name, (e, _)), colour in zip(sorted(others.items()), ("C1", "C2", "C3", "C4", "C5")):
+    ax.axhline(e, color=colour, linestyle="--", label=name)
+  ax.set(title=f"Elo against training time (anchor {ratings['anchor']} = "
+               f"{ratings['anchor_elo']:g})",
+         xlabel="minutes of training (after compiling)", ylabel="Elo")
+  ax.grid(alpha=0.3)
+  ax.legend()
+  out_dir = out_dir or os.path.join(workdir, "plots")
+  paths.makedirs(out_dir)
+  path = os.path.join(out_dir, "elo_curve.png")
+  fig.tight_layout()
+  png = io.BytesIO()
+  fig.savefig(png, format="png", dpi=100)
+  plt.close(fig)
+  paths.path(path).write_bytes(png.getvalue())
+  return path
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description="Plot a training run's curves as PNG files.")
   parser.add_argument("--workdir", required=True, action="append",
                       help="the training run's --workdir (repeat it to compare runs)")
   parser.add_argument("--out", help="output folder (default: WORKDIR/plots)")
+  parser.add_argument("--ratings", metavar="FILE",
+                      help="draw the Elo curve of the run's checkpoints (players NAME@ITERATION) "
+                           "rated in FILE (agz_jax.ratings --json) against wall time")
   args = parser.parse_args(argv)
   try:
-    written = plot(args.workdir, args.out)
-  except (FileNotFoundError, paths.UnsupportedPath) as e:
+    if args.ratings:
+      if len(args.workdir) != 1:
+        raise ValueError("--ratings draws one run: give one --workdir")
+      written = [elo_curve(args.workdir[0], args.ratings, args.out)]
+    else:
+      written = plot(args.workdir, args.out)
+  except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"plot: {e}")
   for p in written:
     print(p)

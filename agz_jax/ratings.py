@@ -1,7 +1,7 @@
 """Elo ratings of every player from the results of one or more matches.
 
   python -m agz_jax.ratings matches/gnugo_vs_random matches/net_vs_gnugo \\
-      [--anchor gnugo-l10 --anchor-elo 1800]
+      [--anchor gnugo-l10 --anchor-elo 1800] [--json ratings.json]
 
 The model is Bradley-Terry on the Elo scale: player i scores against player j
 with probability 1 / (1 + 10^((R_j - R_i) / 400)); a draw counts as half a win
@@ -154,6 +154,16 @@ def table(players, games, points, elo, se, anchor: int) -> str:
   return "\n".join(lines)
 
 
+def as_json(players, games, points, elo, se, anchor: int, anchor_elo: float) -> dict:
+  """The ratings as plain data: {"anchor", "anchor_elo", "players": {name: {elo, se, games,
+  score}}} (score: the fraction of points a player took from its games)."""
+  return {"anchor": players[anchor], "anchor_elo": anchor_elo,
+          "players": {name: {"elo": float(elo[i]), "se": float(se[i]),
+                             "games": int(games[i].sum()),
+                             "score": float(points[i].sum() / games[i].sum())}
+                      for i, name in enumerate(players)}}
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description="Elo ratings from match results (results.jsonl).")
   parser.add_argument("directories", nargs="+", metavar="DIR", help="match output directories")
@@ -162,6 +172,9 @@ def main(argv=None):
   parser.add_argument("--anchor-elo", type=float, default=0.0)
   parser.add_argument("--prior-sd", type=float, default=1000.0,
                       help="sd (Elo) of the Gaussian prior that keeps undefeated players finite")
+  parser.add_argument("--json", metavar="FILE",
+                      help="also write the ratings there (what `python -m agz_jax.plot "
+                           "--ratings FILE` draws)")
   parser.add_argument("--without-failures", action="store_true",
                       help="leave out the games an engine failed in (crashed, hung, answered "
                            "junk); by default such a game is a loss for that engine")
@@ -185,6 +198,9 @@ def main(argv=None):
   except ValueError as e:
     sys.exit(f"ratings: {e}")
   print(table(players, games, points, elo, se, anchor))
+  if args.json:
+    with open(args.json, "w", encoding="utf-8") as f:
+      json.dump(as_json(players, games, points, elo, se, anchor, args.anchor_elo), f, indent=1)
   print(f"{int(games.sum() / 2)} games; {players[anchor]} fixed at {args.anchor_elo:g} Elo; +-se: "
         f"standard error relative to it (inverse Fisher information); Gaussian prior sd "
         f"{args.prior_sd:g} Elo on each rating keeps undefeated players finite.")

@@ -166,6 +166,15 @@ def test_ratings_recover_known_strengths(tmp_path, capsys):
   rows = capsys.readouterr().out.splitlines()
   assert [row.split()[1] for row in rows[1:4]] == ["c", "b", "a"]
   assert "(anchor)" in rows[2] and " 150.0 " in rows[2]
+  # --json writes the same ratings as data.
+  ratings.main([str(tmp_path / "m1"), str(tmp_path / "m2"), "--anchor", "b", "--anchor-elo", "150",
+                "--json", str(tmp_path / "r.json")])
+  written = json.loads((tmp_path / "r.json").read_text())
+  assert written["anchor"] == "b" and written["anchor_elo"] == 150.0
+  for i, name in enumerate(players):
+    got = written["players"][name]
+    assert got["elo"] == pytest.approx(elo_b[i], abs=1e-6) and got["se"] == pytest.approx(se_b[i])
+    assert got["games"] == 3000 and got["score"] == pytest.approx(points[i].sum() / 3000)
 
 
 def test_ratings_without_failures_leave_out_the_games_an_engine_failed_in(tmp_path, capsys):

@@ -47,3 +47,30 @@ def test_the_elo_curve_starts_at_the_untrained_network():
 def test_a_folder_without_metrics_is_named():
   with pytest.raises(FileNotFoundError, match="no metrics.jsonl in"):
     plot.plot("/nonexistent-run")
+
+
+def test_the_elo_curve_against_wall_time(tmp_path, capsys):
+  # Iteration i ends at 1000 + 30 i seconds, the first one took 30 s: the run starts at 1000.
+  _write(tmp_path / "run", [{"iteration": i, "time": 1000.0 + 30 * i, "seconds_per_iteration": 30.0}
+                            for i in range(1, 21)])
+  players = {"zero@20": (300.0, 40.0), "zero@10": (100.0, 35.0), "gnugo-l1": (0.0, 0.0)}
+  ratings = {"anchor": "gnugo-l1", "anchor_elo": 0.0,
+             "players": {n: {"elo": e, "se": s, "games": 10, "score": 0.5}
+                         for n, (e, s) in players.items()}}
+  (tmp_path / "r.json").write_text(json.dumps(ratings))
+  snapshots, others = plot.snapshot_points(ratings, plot.read_metrics(str(tmp_path / "run")))
+  assert snapshots == [(5.0, 10, 100.0, 35.0), (10.0, 20, 300.0, 40.0)]   # minutes, by time
+  assert others == {"gnugo-l1": (0.0, 0.0)}
+  plot.main(["--workdir", str(tmp_path / "run"), "--ratings", str(tmp_path / "r.json"),
+             "--out", str(tmp_path / "out")])
+  assert capsys.readouterr().out.strip() == str(tmp_path / "out" / "elo_curve.png")
+  image = matplotlib.image.imread(str(tmp_path / "out" / "elo_curve.png"))
+  assert image.shape[0] > 200 and image.std() > 0.01
+  # A snapshot the run never reached, a file that is not ratings, and no file: one line each.
+  ratings["players"]["zero@99"] = ratings["players"]["zero@10"]
+  (tmp_path / "bad.json").write_text(json.dumps(ratings))
+  for path, message in ((tmp_path / "bad.json", "zero@99: iteration 99 is not in the run"),
+                        (tmp_path / "run" / "metrics.jsonl", "not a ratings file"),
+                        (tmp_path / "none.json", "no ratings file")):
+    with pytest.raises(SystemExit, match=message):
+      plot.main(["--workdir", str(tmp_path / "run"), "--ratings", str(path)])
