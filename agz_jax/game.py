@@ -220,15 +220,22 @@ class Game:
 
 def make(game_config) -> Game:
   """The Game named by a config's `game` section: `name` and the game's config fields."""
-  from agz_jax import go  # pylint: disable=import-outside-toplevel
+  from agz_jax import dots_and_boxes, go  # pylint: disable=import-outside-toplevel
   fields = dict(game_config)
   if "features" in fields:
     raise ValueError("game.features is now the network's model.encoding: move it there "
                      "(the rules config holds only the rules)")
   name = fields.pop("name", None)
-  if name != "go":
-    raise ValueError(f"game.name must be 'go', got {name!r}")
-  return Game(go, go.GoConfig(**fields))
+  games = {"go": (go, go.GoConfig), "dots_and_boxes": (dots_and_boxes, dots_and_boxes.DotsConfig)}
+  if name not in games:
+    raise ValueError(f"game.name must be one of {', '.join(games)}, got {name!r}")
+  module, config_class = games[name]
+  known = {f.name for f in dataclasses.fields(config_class)}
+  unknown = sorted(set(fields) - known)
+  if unknown:
+    raise ValueError(f"game {name!r} has no setting {', '.join(unknown)} (its settings: "
+                     f"{', '.join(sorted(known))})")
+  return Game(module, config_class(**fields))
 
 
 class _NoRecords:

@@ -64,22 +64,25 @@ def test_import_boundaries():
     rel = os.path.relpath(path, PACKAGE)
     imports = _imports(path)
     ours = {m for m in imports if m.startswith("agz_jax.")}
-    if rel.startswith("go" + os.sep):
-      # The game imports nothing else of the package.
-      assert all(m.startswith("agz_jax.go") for m in ours), (rel, ours)
-    else:
-      # Outside go/ the game is reached through its public names only.
-      private = {m for m in ours if m.startswith("agz_jax.go.")
-                 and m.split(".")[2] in ("rules", "coords", "features", "state", "ladders",
-                                         "symmetry", "text", "config")}
-      assert not private, (rel, private)
+    games = [name for name in ("go", "dots_and_boxes") if rel.startswith(name + os.sep)]
+    if games:
+      # A game imports nothing else of the package.
+      assert all(m.startswith(f"agz_jax.{games[0]}") for m in ours), (rel, ours)
+    # Outside its folder a game is reached through its public names only.
+    private = {m for m in ours if len(m.split(".")) > 2 and m.split(".")[1] in ("go", "dots_and_boxes")
+               and m.split(".")[1] not in games
+               and m.split(".")[2] in ("rules", "coords", "features", "state", "ladders",
+                                       "symmetry", "text", "config")}
+    assert not private, (rel, private)
     if rel.startswith("nets" + os.sep):
       assert all(m.startswith("agz_jax.nets") for m in ours), (rel, ours)
     if rel.startswith(("search" + os.sep, "selfplay.py", "replay.py", "arena.py",
                        os.path.join("training", "agz.py"), os.path.join("training", "loop.py"))):
       # The AlphaZero core knows a game only through agz_jax.game.
-      assert not imports & {"agz_jax.go", "agz_jax.sgf", "agz_jax.match", "agz_jax.gtp"}, rel
-      assert not any(m.startswith("agz_jax.go.") for m in imports), rel
+      assert not imports & {"agz_jax.go", "agz_jax.dots_and_boxes", "agz_jax.sgf",
+                            "agz_jax.match", "agz_jax.gtp"}, rel
+      assert not any(m.startswith(("agz_jax.go.", "agz_jax.dots_and_boxes."))
+                     for m in imports), rel
 
 
 def test_go_satisfies_the_game_protocol():
@@ -109,10 +112,12 @@ def test_a_bound_go_game_is_go():
     np.testing.assert_array_equal(p, go.transform_planes(planes, k))
     np.testing.assert_array_equal(q, go.transform_policy(policy, k))
   assert g == game.make({"name": "go", "size": 5, "komi": 0.5, "history": 2, "max_moves": None})
-  with pytest.raises(ValueError, match="game.name must be 'go'"):
+  with pytest.raises(ValueError, match="game.name must be one of go, dots_and_boxes"):
     game.make({"name": "chess", "size": 8})
   with pytest.raises(ValueError, match="game.features is now the network's model.encoding"):
     game.make({"name": "go", "size": 9, "features": "agz17"})
+  with pytest.raises(ValueError, match="game 'dots_and_boxes' has no setting komi"):
+    game.make({"name": "dots_and_boxes", "rows": 3, "cols": 3, "komi": 7.5})
 
 
 TOY = game.Game(toy_game, None)

@@ -23,7 +23,7 @@ def compute_dtype(name: str):
   return _DTYPES[name]
 
 
-def make(model_config):
+def make(model_config, num_actions: int | None = None):
   """The Flax module a `model` config section describes.
 
   Args:
@@ -35,6 +35,8 @@ def make(model_config):
       layers, filters (AlphaGo's policy CNN, returns logits); fast_policy:
       num_features (AlphaGo's rollout / tree policy on pattern features,
       returns logits).
+    num_actions: the game's actions, for a resnet's policy (None: Go's,
+      one per point and a pass).
   """
   kind = model_config["kind"]
   if kind not in KINDS:
@@ -42,6 +44,8 @@ def make(model_config):
   module, fields, _ = KINDS[kind]
   # Fields added later (KataGo's switches) are off in the configs of older checkpoints.
   given = {f: model_config[f] for f in fields if f in model_config}
+  if kind == "resnet" and num_actions is not None:
+    given["num_actions"] = num_actions
   return module(**given, dtype=compute_dtype(model_config["dtype"]))
 
 

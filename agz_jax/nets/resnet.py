@@ -67,6 +67,7 @@ class AlphaZeroNet(nn.Module):
     blocks: residual blocks (AGZ: 20 or 40).
     channels: filters per convolution (AGZ: 256).
     value_hidden: width of the value head's hidden layer (AGZ: 256).
+    num_actions: the policy's actions; None: one per point and a pass (Go's H * W + 1).
     dtype: compute dtype.
   """
 
@@ -77,6 +78,7 @@ class AlphaZeroNet(nn.Module):
   ownership_head: bool = False
   score_head: bool = False
   opponent_policy_head: bool = False
+  num_actions: int | None = None
   dtype: Any = jnp.float32
 
   @nn.compact
@@ -84,19 +86,20 @@ class AlphaZeroNet(nn.Module):
     """Evaluates positions.
 
     Args:
-      planes: [B, N, N, F] input planes (go.features).
+      planes: [B, H, W, F] input planes (the game's features).
       train: use batch statistics and update the running ones (in the
         'batch_stats' collection) when True; use the running ones otherwise.
       aux: also return the auxiliary heads' outputs.
 
     Returns:
-      (logits [B, N*N + 1] float32, value [B] float32 in [-1, 1] for the
-      player to move), and with `aux` a dict of the auxiliary heads' float32
-      outputs: "ownership" [B, N*N] logits, "score" [B], "opponent_policy"
-      [B, N*N + 1] logits (only the heads the network has).
+      (logits [B, A] float32, value [B] float32 in [-1, 1] for the player
+      to move), A = num_actions (Go: H*W + 1), and with `aux` a dict of the
+      auxiliary heads' float32 outputs: "ownership" [B, H*W] logits, "score"
+      [B], "opponent_policy" [B, A] logits (only the heads the network has).
     """
     chex.assert_rank(planes, 4)
-    batch, n, _, _ = planes.shape
+    batch, h, w, _ = planes.shape
+    actions = h * w + 1 if self.num_actions is None else self.num_actions
     norm = lambda: nn.BatchNorm(use_running_average=not train, momentum=0.9, dtype=self.dtype)
     conv = lambda c: nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype)
     x = planes.astype(self.dtype)
@@ -111,7 +114,7 @@ class AlphaZeroNet(nn.Module):
       if pooled is not None:
         bias_name = f"{name or 'policy'}_pooled_bias"
         p = p + nn.Dense(2, dtype=self.dtype, name=bias_name)(pooled)[:, None, None]
-      return nn.Dense(n * n + 1, dtype=self.dtype, name=name)(p.reshape(batch, -1))
+      return nn.Dense(actions, dtype=self.dtype, name=name)(p.reshape(batch, -1))
 
     logits = policy_head(None)
     v = nn.relu(norm()(conv(1)(x))).reshape(batch, -1)
@@ -121,7 +124,7 @@ class AlphaZeroNet(nn.Module):
     value = jnp.tanh(nn.Dense(1, dtype=self.dtype)(hidden))[:, 0]
     outputs = {}
     if self.ownership_head:
-      outputs["ownership"] = conv(1)(x).reshape(batch, n * n)
+      outputs["ownership"] = conv(1)(x).reshape(batch, h * w)
     if self.score_head:
       outputs["score"] = nn.Dense(1, dtype=self.dtype, name="score")(hidden)[:, 0]
     if self.opponent_policy_head:

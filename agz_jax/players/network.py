@@ -17,8 +17,11 @@ from agz_jax.game import Game
 
 
 def make_model(config):
-  """The flax module of a checkpoint's config."""
-  return nets.make(config.model)
+  """The flax module of a checkpoint's config (its policy sized for the run's game)."""
+  if config.game.get("name", "go") == "go":
+    return nets.make(config.model)
+  from agz_jax import game as game_lib  # pylint: disable=import-outside-toplevel
+  return nets.make(config.model, num_actions=game_lib.make(config.game).num_actions)
 
 
 def input_planes(config) -> dict:

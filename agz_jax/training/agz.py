@@ -281,7 +281,7 @@ class AlphaZeroTask(Task):
     self.total = config.iterations
     self.items_per_unit = config.selfplay.num_games * config.selfplay.steps_per_iteration
     self.game = game_lib.make(config.game)
-    self.model = nets.make(config.model)
+    self.model = nets.make(config.model, num_actions=self.game.num_actions)
     self.optimizer = optim.make_optimizer(config.train, optim.step_schedule(config.train))
     rows = config.replay.rows_per_game
     needed = self.game.max_length + config.selfplay.steps_per_iteration

@@ -1,0 +1,262 @@
+"""Dots and Boxes: hand-drawn scenarios, random games against a plain-Python reference and
+against OpenSpiel (where it is installed), symmetries, and the search's discount."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from agz_jax import dots_and_boxes as db
+from agz_jax import game, search
+from tests import helpers
+from tests.reference_dots import Reference
+
+try:
+  import pyspiel
+except ImportError:  # OpenSpiel is a test extra; the reference stands in without it
+  pyspiel = None
+
+A, B = db.FIRST, db.SECOND
+
+
+def play(cfg, lines, state=None):
+  state = db.init(cfg) if state is None else state
+  for line in lines:
+    state = db.step(cfg, state, jnp.int32(line))
+  return state
+
+
+def h(cfg, r, c):
+  return db.line_index(cfg, "h", r, c)
+
+
+def v(cfg, r, c):
+  return db.line_index(cfg, "v", r, c)
+
+
+# -- hand-drawn scenarios -----------------------------------------------------------------------
+
+def test_line_numbers_are_openspiel_s():
+  cfg = db.DotsConfig(2, 3)
+  assert cfg.num_lines == 17 and db.num_actions(cfg) == 17 and cfg.grid_shape == (5, 7)
+  assert [db.line_name(cfg, i) for i in (0, 2, 3, 8, 9, 12, 16)] == [
+      ("h", 0, 0), ("h", 0, 2), ("h", 1, 0), ("h", 2, 2), ("v", 0, 0), ("v", 0, 3), ("v", 1, 3)]
+  np.testing.assert_array_equal(db.box_sides(cfg)[4], [h(cfg, 1, 1), h(cfg, 2, 1), v(cfg, 1, 1),
+                                                       v(cfg, 1, 2)])
+  assert db.text_to_action(cfg, "v(1, 3)") == 16 == db.text_to_action(cfg, "16")
+  assert db.action_to_text(cfg, 12) == "v(0,3)"
+  for bad, message in (("x(0,0)", "is not a line"), ("h(3,0)", "no line h"), ("17", "not on")):
+    with pytest.raises(ValueError, match=message):
+      db.text_to_action(cfg, bad)
+  with pytest.raises(ValueError, match="rows .* from 1 to 10"):
+    db.DotsConfig(0, 3)
+
+
+def test_completing_a_box_scores_it_and_moves_again():
+  cfg = db.DotsConfig(2, 2)
+  # A, B, A draw three sides of the top-left box; B closes it and must move again.
+  state = play(cfg, [h(cfg, 0, 0), v(cfg, 0, 0), h(cfg, 1, 0)])
+  assert int(state.to_play) == B
+  state = play(cfg, [v(cfg, 0, 1)], state)
+  assert state.boxes.tolist() == [B, 0, 0, 0] and int(state.to_play) == B
+  assert float(db.score(cfg, state)) == -1.0 and not bool(state.terminated)
+  # B's next line completes nothing: the move passes to A.
+  state = play(cfg, [h(cfg, 2, 1)], state)
+  assert int(state.to_play) == A and int(state.move_count) == 5
+  assert db.legal_actions(cfg, state).sum() == cfg.num_lines - 5
+  assert db.to_ascii(cfg, state).splitlines() == [
+      "+---+   +", "| B |    ", "+---+   +", "         ", "+   +---+", "A 0  B 1  (A to move)"]
+
+
+def test_a_double_cross_takes_two_boxes_with_one_line():
+  cfg = db.DotsConfig(1, 2)   # two boxes side by side, v(0,1) between them
+  state = play(cfg, [h(cfg, 0, 0), h(cfg, 1, 0), v(cfg, 0, 0), h(cfg, 0, 1), h(cfg, 1, 1),
+                     v(cfg, 0, 2)])
+  assert state.boxes.tolist() == [0, 0] and int(state.to_play) == A
+  state = play(cfg, [v(cfg, 0, 1)], state)
+  assert state.boxes.tolist() == [A, A] and bool(state.terminated)
+  assert float(db.result(cfg, state)) == 1.0 and float(db.result(cfg, state, False)) == 0.0
+  assert db.legal_actions(cfg, state).sum() == 0
+  # A finished game does not change.
+  again = db.step(cfg, state, jnp.int32(0))
+  assert jax.tree.all(jax.tree.map(lambda x, y: bool(jnp.all(x == y)), again, state))
+
+
+def test_a_chain_given_away_is_taken_box_by_box():
+  cfg = db.DotsConfig(1, 3)   # a row of three boxes
+  # Every outer line but the left end is drawn (6 lines, alternating, nothing completed):
+  # the three boxes form a chain.
+  outer = [h(cfg, 0, 0), h(cfg, 1, 0), h(cfg, 0, 1), h(cfg, 1, 1), h(cfg, 0, 2), h(cfg, 1, 2)]
+  state = play(cfg, outer + [v(cfg, 0, 3)])      # 7 lines: B drew the last, A to move
+  assert int(state.to_play) == B and state.boxes.tolist() == [0, 0, 0]
+  state = play(cfg, [v(cfg, 0, 1)], state)        # B opens the chain in the middle: A's turn
+  assert int(state.to_play) == A
+  # A takes the left box (v(0,0)) and moves again, then the other two with v(0,2).
+  state = play(cfg, [v(cfg, 0, 0)], state)
+  assert state.boxes.tolist() == [A, 0, 0] and int(state.to_play) == A
+  state = play(cfg, [v(cfg, 0, 2)], state)
+  assert state.boxes.tolist() == [A, A, A] and bool(state.terminated)
+  assert float(db.result(cfg, state)) == 1.0
+  own = db.ownership(cfg, state).reshape(cfg.grid_shape)
+  np.testing.assert_array_equal(own[1, 1::2], [A, A, A])
+  assert int(jnp.abs(own).sum()) == 3
+
+
+def test_an_illegal_line_forfeits():
+  cfg = db.DotsConfig(2, 2)
+  state = play(cfg, [0, 5])                 # A: 0, B: 5; A to move
+  for bad in (0, -1, cfg.num_lines):
+    after = db.step(cfg, state, jnp.int32(bad))
+    assert bool(after.terminated) and int(after.forfeit) == A
+    assert float(db.result(cfg, after)) == -1.0   # A loses, whatever the boxes
+    np.testing.assert_array_equal(after.lines, state.lines)
+
+
+def test_a_draw_is_zero():
+  cfg = db.DotsConfig(1, 2)
+  # A closes the left box with the middle line and moves again; its next line gives the
+  # right box its third side, which B takes.
+  state = play(cfg, [h(cfg, 0, 0), h(cfg, 1, 0), h(cfg, 0, 1), v(cfg, 0, 0), v(cfg, 0, 1),
+                     h(cfg, 1, 1), v(cfg, 0, 2)])
+  assert state.boxes.tolist() == [A, B] and bool(state.terminated)
+  assert float(db.result(cfg, state)) == 0.0 and float(db.score(cfg, state)) == 0.0
+
+
+# -- random games against independent implementations -------------------------------------------
+
+@functools.partial(jax.jit, static_argnums=0)
+def _random_games(cfg, orders):
+  """Plays [G, L] line orders (every game draws every line); the per-move player to move
+  [G, L], the first player's boxes after each move [G, L], the final results [G]."""
+  def move(states, lines):
+    states = jax.vmap(functools.partial(db.step, cfg))(states, lines)
+    return states, (states.to_play, jnp.sum(states.boxes == 1, -1), states.terminated)
+
+  start = jax.vmap(lambda _: db.init(cfg))(jnp.arange(orders.shape[0]))
+  final, (to_play, first_boxes, over) = jax.lax.scan(move, start, orders.T)
+  return to_play.T, first_boxes.T, over.T, jax.vmap(functools.partial(db.result, cfg))(final)
+
+
+@pytest.mark.parametrize("rows, cols, games", [(2, 2, 1000), (3, 3, 1000), (5, 5, 300), (2, 4, 300)])
+def test_random_games_match_the_references(rows, cols, games):
+  cfg = db.DotsConfig(rows, cols)
+  rng = np.random.default_rng(rows * 10 + cols)
+  orders = np.stack([rng.permutation(cfg.num_lines) for _ in range(games)]).astype(np.int32)
+  to_play, first_boxes, over, results = jax.device_get(_random_games(cfg, jnp.asarray(orders)))
+  for g in range(games):
+    ref = Reference(rows, cols)
+    spiel = pyspiel.load_game("dots_and_boxes", {"num_rows": rows, "num_cols": cols}
+                              ).new_initial_state() if pyspiel is not None and g < 200 else None
+    for t, line in enumerate(orders[g]):
+      ref.play(int(line))
+      assert ref.boxes(1) == first_boxes[g, t] and bool(over[g, t]) == ref.over(), (g, t)
+      if not ref.over():
+        assert (1 if ref.player == 1 else -1) == to_play[g, t], (g, t)
+      if spiel is not None:
+        spiel.apply_action(int(line))
+        if not spiel.is_terminal():
+          assert spiel.current_player() == ref.player - 1, (g, t)
+    assert results[g] == {0: 0.0, 1: 1.0, 2: -1.0}[ref.winner()], g
+    if spiel is not None:
+      assert spiel.is_terminal() and np.sign(spiel.returns()[0]) == results[g], g
+
+
+def test_the_reference_is_openspiel_s_game():
+  """Where OpenSpiel is installed, the plain-Python reference is checked against it."""
+  if pyspiel is None:
+    pytest.skip("OpenSpiel is not installed (pip install open_spiel)")
+  rng = np.random.default_rng(7)
+  for rows, cols in ((2, 2), (3, 3), (2, 5)):
+    for _ in range(200):
+      ref = Reference(rows, cols)
+      spiel = pyspiel.load_game("dots_and_boxes", {"num_rows": rows, "num_cols": cols}
+                                ).new_initial_state()
+      while not ref.over():
+        assert sorted(spiel.legal_actions()) == ref.legal()
+        assert spiel.current_player() == ref.player - 1
+        line = int(rng.choice(ref.legal()))
+        ref.play(line)
+        spiel.apply_action(line)
+      assert spiel.is_terminal()
+      assert np.sign(spiel.returns()[0]) == {0: 0, 1: 1, 2: -1}[ref.winner()]
+
+
+# -- the protocol: encodings, symmetries ----------------------------------------------------------
+
+def test_dots_and_boxes_satisfies_the_game_protocol():
+  game.check_protocol(db)
+  g = game.make({"name": "dots_and_boxes", "rows": 2, "cols": 3})
+  assert g == game.Game(db, db.DotsConfig(2, 3)) and g.has("ownership") and g.has("score")
+  assert g.num_actions == g.max_length == 17 and g.pass_action is None
+  assert g.planes_shape("boxes") == (5, 7, db.NUM_PLANES) and g.num_symmetries == 4
+  assert game.Game(db, db.DotsConfig(3, 3)).num_symmetries == 8
+  with pytest.raises(ValueError, match="encoding 'boxes'"):
+    g.planes_shape("agz17")
+
+
+def test_the_planes_are_from_the_mover_s_view():
+  cfg = db.DotsConfig(2, 2)
+  state = play(cfg, [h(cfg, 0, 0), v(cfg, 0, 0), h(cfg, 1, 0), v(cfg, 0, 1)])  # B takes box 0
+  planes = db.features(cfg, state)
+  assert planes.shape == (5, 5, 6) and int(state.to_play) == B
+  assert planes[..., 0].sum() == 4 and planes[0, 1, 0] == 1 and planes[1, 0, 0] == 1
+  assert planes[1, 1, 1] == 1 and planes[..., 2].sum() == 0      # B to move owns it
+  assert planes[..., 3].sum() == cfg.num_lines and planes[..., 4].sum() == cfg.num_boxes
+  np.testing.assert_allclose(planes[..., 5], 0.25)
+  batch = db.features(cfg, jax.tree.map(lambda x: jnp.stack([x, x]), state))
+  np.testing.assert_array_equal(batch[1], planes)
+
+
+@pytest.mark.parametrize("rows, cols", [(3, 3), (2, 4)])
+def test_symmetries_map_games_to_games(rows, cols):
+  """Playing the transformed lines gives the transformed planes, ownership and legal moves."""
+  cfg = db.DotsConfig(rows, cols)
+  g = game.Game(db, cfg)
+  plane_perm, action_perm = g.symmetries()
+  assert (plane_perm[0] == np.arange(plane_perm.shape[1])).all()
+  rng = np.random.default_rng(3)
+  lines = rng.permutation(cfg.num_lines)[:cfg.num_lines - 3]
+  state = play(cfg, lines)
+  planes = db.features(cfg, state)
+  for k in range(g.num_symmetries):
+    inverse = np.argsort(action_perm[k])       # line a goes to inverse[a]
+    moved = play(cfg, inverse[lines])
+    assert int(moved.to_play) == int(state.to_play)
+    policy = jnp.arange(cfg.num_lines, dtype=jnp.float32)
+    want_planes, want_policy = g.transform(planes, policy, k)
+    np.testing.assert_array_equal(db.features(cfg, moved), want_planes)
+    np.testing.assert_array_equal(want_policy[inverse], policy)
+    np.testing.assert_array_equal(db.ownership(cfg, moved),
+                                  g.transform_points(db.ownership(cfg, state), k))
+    np.testing.assert_array_equal(db.legal_actions(cfg, moved),
+                                  g.transform_actions(db.legal_actions(cfg, state), k))
+
+
+# -- the search ----------------------------------------------------------------------------------
+
+def _uniform(variables, states, rng_key):
+  del variables, rng_key
+  batch = states.to_play.shape[0]
+  return jnp.zeros((batch, states.lines.shape[-1])), jnp.zeros(batch)
+
+
+def test_the_search_keeps_the_mover_after_a_box():
+  """Through the tree: the edge that completes a box has discount +1, the others -1, and
+  the search takes the box that wins the game."""
+  cfg = db.DotsConfig(1, 2)
+  g = game.Game(db, cfg)
+  # Box 0 has three sides; drawing v(0,1) completes it and gives box 1 its third side.
+  state = play(cfg, [h(cfg, 0, 0), h(cfg, 1, 0), v(cfg, 0, 0), h(cfg, 0, 1)])
+  states = jax.tree.map(lambda x: x[None], state)
+  settings = helpers.search_config(algorithm="puct", num_simulations=64, dirichlet_fraction=0.0,
+                                   max_num_considered_actions=3)
+  out = search.run_search(g, _uniform, None, states, jax.random.PRNGKey(0), settings)
+  tree = out.search_tree
+  closes = v(cfg, 0, 1)
+  assert float(tree.children_discounts[0, 0, closes]) == 1.0
+  others = [a for a in range(cfg.num_lines) if a != closes and not bool(state.lines[a])]
+  np.testing.assert_array_equal(tree.children_discounts[0, 0, jnp.asarray(others)], -1.0)
+  # Taking box 0 and then box 1 (two lines by the mover) wins 2-0.
+  assert int(search.best_action(settings, out)[0]) == closes
