@@ -38,6 +38,10 @@ Two more functions are optional; the auxiliary heads of AlphaZero's network
   score(cfg, state)                            [] float32, player +1's final margin
   ============================================ ==============================================
 
+A game may also name scripted players to measure networks against (Dots and
+Boxes: random, greedy): a module attribute OPPONENTS, {name: fn(cfg, states
+[B], rng_key) -> [B] actions}; `Game.opponent(name)` binds one.
+
 A state is a pytree with at least the fields `to_play` ([] int8, +1 or -1, the
 player to move), `terminated` ([] bool) and `move_count` ([] int32). The player
 to move may stay the same after a move (in Dots and Boxes a player who
@@ -138,6 +142,19 @@ class Game:
 
   def score(self, state) -> jax.Array:
     return self.module.score(self.cfg, state)
+
+  def opponent(self, name: str):
+    """The game's scripted player `name`, bound to the config: (states [B], rng_key) -> [B].
+
+    Raises:
+      ValueError: the game has no such player, naming those it has.
+    """
+    have = getattr(self.module, "OPPONENTS", {})
+    if name not in have:
+      raise ValueError(f"{self.module.__name__.rsplit('.', 1)[-1]} has no scripted player "
+                       f"{name!r}" + (f" (it has: {', '.join(have)})" if have else " (it has none)"))
+    fn = have[name]
+    return lambda states, rng_key: fn(self.cfg, states, rng_key)
 
   @property
   def num_actions(self) -> int:

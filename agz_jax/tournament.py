@@ -11,6 +11,12 @@ its own search at a fixed number of simulations. The games go to
 OUT/results.jsonl in the format of `agz_jax.match`, so `agz_jax.ratings`
 rates them together with matches against GTP engines (GNU Go as the anchor).
 The networks must play the same game (board size, komi, history).
+
+`--opponent NAME` adds a scripted player of the game (Dots and Boxes: random,
+greedy), which plays every network but not the other scripted players:
+
+  python -m agz_jax.tournament --player boxes=workdir/dots_3x3 --opponent random \
+      --opponent greedy --games 100 --simulations 64 --out matches/dots_3x3
 """
 
 import argparse
@@ -46,8 +52,14 @@ def _same_game(networks: dict) -> game_lib.Game:
 
 
 def _match(game, a, b, settings, *, games: int, temperature_moves: int):
-  """The jitted match of network a against b (their evaluators are static)."""
+  """The jitted match of network a against b (their evaluators are static), or against the
+  game's scripted player b (a name: its variables are then ignored)."""
   eval_a = search.flax_network(game, a.model, a.encoding)
+  if isinstance(b, str):
+    opponent = game.opponent(b)
+    return jax.jit(lambda va, vb, key: arena.play_match(
+        game, eval_a, va, None, key, num_games=games, search=settings,
+        temperature_moves=temperature_moves, moves_b=opponent, per_game=True))
   eval_b = search.flax_network(game, b.model, b.encoding)
   return jax.jit(lambda va, vb, key: arena.play_match(
       game, eval_a, va, vb, key, num_games=games, search=settings,
@@ -65,7 +77,9 @@ def game_lines(name_a: str, name_b: str, result_a, lengths, *, first_game: int,
     colour = None if winner is None else ("B" if winner == black else "W")
     lines.append({"game": first_game + g, "black": black, "white": white, "winner": winner,
                   "result": "0" if colour is None else f"{colour}+", "reason": "score",
-                  "moves": int(moves), "size": cfg.size, "komi": cfg.komi})
+                  "moves": int(moves),
+                  **{k: getattr(cfg, k) for k in ("size", "komi", "rows", "cols")
+                     if hasattr(cfg, k)}})
   return lines
 
 
@@ -74,7 +88,10 @@ def main(argv=None) -> int:
       description="Round robin between trained networks, played on device; results.jsonl for "
                   "agz_jax.ratings.")
   parser.add_argument("--player", action="append", required=True, metavar="NAME=CHECKPOINT",
-                      help="a network (repeat, at least two)")
+                      help="a network (repeat; at least two, or one and an --opponent)")
+  parser.add_argument("--opponent", action="append", default=[], metavar="NAME",
+                      help="a scripted player of the game (Dots and Boxes: random, greedy) that "
+                           "plays every network (repeat)")
   parser.add_argument("--games", type=int, default=64, help="games per pair (even)")
   parser.add_argument("--simulations", type=int, default=32)
   parser.add_argument("--algorithm", default="gumbel", choices=search.ALGORITHMS[:2])
@@ -85,13 +102,18 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   try:
     players = dict(parse_player(p) for p in args.player)
-    if len(players) < 2:
-      raise ValueError("--player: a round robin needs at least two networks")
+    if len(players) + len(args.opponent) < 2 or not players:
+      raise ValueError("--player: a round robin needs at least two players, one a network")
+    if set(players) & set(args.opponent):
+      raise ValueError(f"{sorted(set(players) & set(args.opponent))[0]!r} names a network and "
+                       "a scripted player: give the network another name")
     if args.games < 2 or args.games % 2:
       raise ValueError(f"--games must be even and positive (both colours), got {args.games}")
     from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
     networks = {name: load_network(path) for name, path in players.items()}
     game = _same_game(networks)
+    for name in args.opponent:
+      game.opponent(name)  # raises for a player the game has not
     out = os.path.join(args.out, "results.jsonl")
     if os.path.exists(out):
       raise ValueError(f"{out} exists: give a new --out")
@@ -100,16 +122,18 @@ def main(argv=None) -> int:
     return 2
   os.makedirs(args.out, exist_ok=True)
   pairs = list(itertools.combinations(sorted(networks), 2))
+  pairs += [(name, opponent) for name in sorted(networks) for opponent in args.opponent]
   key = jax.random.PRNGKey(args.seed)
   started, played = time.monotonic(), 0
   with open(out, "w", encoding="utf-8") as f:
     for number, (name_a, name_b) in enumerate(pairs):
-      a, b = networks[name_a], networks[name_b]
+      a, b = networks[name_a], networks.get(name_b, name_b)
       settings = a.search_config(algorithm=args.algorithm, simulations=args.simulations,
                                  considered_actions=16)
       match = _match(game, a, b, settings, games=args.games,
                      temperature_moves=args.temperature_moves)
-      outcome = jax.device_get(match(a.variables, b.variables, jax.random.fold_in(key, number)))
+      variables_b = None if isinstance(b, str) else b.variables
+      outcome = jax.device_get(match(a.variables, variables_b, jax.random.fold_in(key, number)))
       for line in game_lines(name_a, name_b, outcome["result_a"], outcome["lengths"],
                              first_game=played, cfg=game.cfg):
         f.write(json.dumps(line) + "\n")

@@ -260,3 +260,87 @@ def test_the_search_keeps_the_mover_after_a_box():
   np.testing.assert_array_equal(tree.children_discounts[0, 0, jnp.asarray(others)], -1.0)
   # Taking box 0 and then box 1 (two lines by the mover) wins 2-0.
   assert int(search.best_action(settings, out)[0]) == closes
+
+
+# -- scripted opponents --------------------------------------------------------------------------
+
+def _batch(states):
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+def test_the_greedy_player_takes_boxes_and_gives_none_away():
+  cfg = db.DotsConfig(2, 2)
+  # Box 0 has three sides (v(0,1) takes it); h(1,1) would give box 1 or box 3 a third side...
+  offered = play(cfg, [h(cfg, 0, 0), v(cfg, 0, 0), h(cfg, 1, 0), h(cfg, 0, 1), v(cfg, 0, 2)])
+  # ... and here nothing is offered: the safe lines are those next to no two-sided box.
+  quiet = play(cfg, [h(cfg, 0, 0), v(cfg, 0, 0), h(cfg, 2, 1), v(cfg, 1, 2)])
+  states = _batch([offered] * 200 + [quiet] * 200)
+  chosen = np.asarray(jax.jit(functools.partial(db.greedy_lines, cfg))(states, jax.random.PRNGKey(0)))
+  assert (chosen[:200] == v(cfg, 0, 1)).all()     # the only line that completes a box
+  gives = {h(cfg, 1, 0), v(cfg, 0, 1), h(cfg, 1, 1), v(cfg, 1, 1)}  # sides of boxes 0 and 3
+  safe = {a for a in range(cfg.num_lines) if not bool(quiet.lines[a])} - gives
+  assert set(chosen[200:].tolist()) == safe       # every safe line, and only those
+  # Once every line gives a box away, it draws one of them.
+  cfg1 = db.DotsConfig(1, 1)
+  last = play(cfg1, [0, 1])                         # top and bottom: any side gives the box
+  lines = jax.jit(functools.partial(db.greedy_lines, cfg1))(_batch([last] * 50), jax.random.PRNGKey(1))
+  assert set(np.asarray(lines).tolist()) == {2, 3}
+
+
+def test_the_random_player_draws_every_free_line():
+  cfg = db.DotsConfig(2, 2)
+  state = play(cfg, [0, 5, 7])
+  lines = np.asarray(db.random_lines(cfg, _batch([state] * 2000), jax.random.PRNGKey(2)))
+  counts = np.bincount(lines, minlength=cfg.num_lines)
+  assert (counts[[0, 5, 7]] == 0).all()
+  free = counts[np.setdiff1d(np.arange(cfg.num_lines), [0, 5, 7])]
+  assert free.min() > 2000 / 9 * 0.7 and free.max() < 2000 / 9 * 1.3
+  with pytest.raises(ValueError, match=r"dots_and_boxes has no scripted player 'perfect' \(it has: random, greedy\)"):
+    game.Game(db, cfg).opponent("perfect")
+
+
+# -- the AlphaZero core on Dots and Boxes --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+  """A few iterations of configs/dots_and_boxes_cpu.py on 2 x 2 boxes, tiny sizes."""
+  from agz_jax import training  # pylint: disable=import-outside-toplevel
+  from configs import dots_and_boxes_cpu  # pylint: disable=import-outside-toplevel
+  config = dots_and_boxes_cpu.get_config()
+  config.update_from_flattened_dict({
+      "iterations": 4, "game.rows": 2, "game.cols": 2, "model.blocks": 1, "model.channels": 8,
+      "model.value_hidden": 16, "search.num_simulations": 4, "search.max_num_considered_actions": 4,
+      "selfplay.num_games": 8, "selfplay.steps_per_iteration": 6, "replay.rows_per_game": 18,
+      "replay.min_ready": 16, "train.batch_size": 8, "train.updates_per_iteration": 2,
+      "eval.every": 2, "eval.num_games": 4, "eval.num_simulations": 2, "mesh.cpu_devices": 1,
+      "mesh.num_devices": 1, "checkpoint.every": 2})
+  workdir = tmp_path_factory.mktemp("dots")
+  training.train_and_evaluate(config, str(workdir))
+  return workdir
+
+
+def test_alphazero_trains_on_dots_and_boxes(trained):
+  import json  # pylint: disable=import-outside-toplevel
+  rows = [json.loads(t) for t in open(trained / "metrics.jsonl")]
+  assert [r["iteration"] for r in rows] == [1, 2, 3, 4]
+  losses = [r for r in rows if r.get("trained")]
+  assert losses and all(np.isfinite(r["loss_policy"]) and r["loss_ownership"] > 0 for r in losses)
+  assert "elo" in rows[1] and all(0 < r["game_length"] <= 12 for r in rows if r["games"])
+  from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
+  network = load_network(str(trained))
+  planes = db.features(db.DotsConfig(2, 2), _batch([db.init(db.DotsConfig(2, 2))]))
+  logits, value = network.model.apply(network.variables, planes)
+  assert logits.shape == (1, 12) and value.shape == (1,)
+
+
+def test_a_network_plays_the_scripted_players(trained, tmp_path):
+  import json  # pylint: disable=import-outside-toplevel
+  from agz_jax import tournament  # pylint: disable=import-outside-toplevel
+  out = tmp_path / "m"
+  assert tournament.main(["--player", f"net={trained}", "--opponent", "random", "--opponent",
+                          "greedy", "--games", "4", "--simulations", "4", "--out", str(out)]) == 0
+  lines = [json.loads(t) for t in open(out / "results.jsonl")]
+  assert [(x["black"], x["white"]) for x in lines] == (
+      [("net", "random")] * 2 + [("random", "net")] * 2 + [("net", "greedy")] * 2
+      + [("greedy", "net")] * 2)
+  assert all(x["moves"] == 12 and (x["rows"], x["cols"]) == (2, 2) for x in lines)

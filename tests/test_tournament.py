@@ -47,7 +47,8 @@ def test_a_round_robin_writes_every_game_for_the_ratings(played):
 def test_bad_input_gets_one_clear_line(played, tmp_path, capsys):
   _, out, paths = played
   cases = [
-      (["--player", f"a={paths['plain']}"], "at least two networks"),
+      (["--player", f"a={paths['plain']}"], "at least two players"),
+      (["--player", f"a={paths['plain']}", "--opponent", "greedy"], "go has no scripted player"),
       (["--player", "nameless"], "give NAME=CHECKPOINT"),
       (["--player", f"a={paths['plain']}", "--player", f"b={paths['katago']}", "--games", "3"],
        "--games must be even"),

@@ -26,8 +26,8 @@ def make_model(config):
 
 def input_planes(config) -> dict:
   """The GoConfig fields the checkpoint's network needs of a position (its encoding reads the
-  last `history` boards)."""
-  return {"history": config.game.history}
+  last `history` boards); none for another game."""
+  return {"history": config.game.history} if "history" in config.game else {}
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
@@ -109,7 +109,7 @@ class Network:
     self.model = make_model(config)
     self.planes = input_planes(config)
     self.encoding = config.model.encoding
-    self.sizes = (config.game.size,)
+    self.sizes = (config.game.size,) if "size" in config.game else ()  # Go's
     self.has_value = nets.has_value(config.model)
     variables = jax.tree.map(jnp.asarray, variables)
     if self.has_value:
