@@ -22,19 +22,23 @@ class Network:
   batch_stats: dict
 
 
-def make_checkpoint(workdir, size=9, seed=0, **model):
+def make_checkpoint(workdir, size=9, seed=0, config=None, **model):
   """Saves a small network with random weights as training would: WORKDIR/checkpoints/1.
 
   The weights are drawn with numpy into the shapes of the real model (jax.eval_shape, nothing
   compiled), so a checkpoint costs a fraction of a second instead of a training iteration.
-  `model` overrides fields of the config's model section (KataGo's switches).
+  `model` overrides fields of the config's model section (KataGo's switches). `config`: a
+  training config of another game (its game and encoding; `size` is then unused).
   """
-  config = cpu_9x9.get_config()
-  config.game.size = size
+  from agz_jax import game as game_lib  # pylint: disable=import-outside-toplevel
+  if config is None:
+    config = cpu_9x9.get_config()
+    config.game.size = size
   config.model.blocks, config.model.channels, config.model.value_hidden = 1, 8, 16
   config.model.update(model)
-  model = nets.make(config.model)
-  planes = jnp.zeros((1, size, size, 2 * config.game.history + 1), jnp.float32)
+  the_game = game_lib.make(config.game)
+  model = nets.make(config.model, num_actions=the_game.num_actions)
+  planes = jnp.zeros((1, *the_game.planes_shape(config.model.encoding)), jnp.float32)
   shapes = jax.eval_shape(lambda: model.init(jax.random.PRNGKey(0), planes, train=False))
   rng = np.random.default_rng(seed)
 

@@ -48,6 +48,7 @@ class Engine:
     self.clock = players.SearchClock()
     self.time_left = {}
     self._analysis_request = (1.0, None)
+    self.last_search = None  # the last genmove's search (player.analyse's dict), if it searched
     self._new_game()
 
   def handle(self, line: str):
@@ -136,7 +137,8 @@ class Engine:
                        and last[1] == self.cfg.pass_action)
     action = players.choose_move(self.rules, self.player, self.cfg, state,
                                  opponent_passed=opponent_passed, clock=self.clock, log=self.log,
-                                 time_left=self.time_left.get(colour))
+                                 time_left=self.time_left.get(colour),
+                                 on_search=lambda out: setattr(self, "last_search", out))
     if action is None:
       return "resign", None
     return go.action_to_gtp(self.cfg, action), action

@@ -106,7 +106,7 @@ class SearchClock:
 
 def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, *,
                 opponent_passed: bool, clock: SearchClock,
-                time_left: float | None = None, log=None) -> int | None:
+                time_left: float | None = None, log=None, on_search=None) -> int | None:
   """The action to play for the player to move in `state` (an unfinished game), or None to
   resign.
 
@@ -118,6 +118,7 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
     clock: times the searches (updated).
     time_left: seconds left on the mover's clock, or None.
     log: called with a line on the search (search_line), or None.
+    on_search: called with the search's result (player.analyse's dict) when there was one.
   """
   colour = int(state.to_play)
   if opponent_passed and colour * go.host_score(cfg, state) > 0:
@@ -131,6 +132,8 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
     out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
   if log is not None:
     log(search_line(cfg, state, out, time.perf_counter() - began))
+  if on_search is not None:
+    on_search(out)
   min_moves = rules.resign_min_moves
   if min_moves is None:
     min_moves = cfg.num_points // 2

@@ -1,0 +1,72 @@
+"""A trained network that searches any game of the protocol (Dots and Boxes), one position at
+a time, under a time budget: the web page's engine for games without GTP."""
+
+import functools
+import math
+import time
+
+import jax
+import jax.numpy as jnp
+
+from agz_jax import search
+from agz_jax.game import Game
+from agz_jax.players.network import Network, candidates, search_arrays
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _search(game: Game, model, encoding: str, settings: search.SearchConfig, variables, states,
+            key):
+  out = search.run_search(game, search.flax_network(game, model, encoding), variables, states,
+                          key, settings)
+  return search_arrays(settings, out)
+
+
+class GameSearchPlayer:
+  """Chooses moves of `game` by the training run's search with its network.
+
+  A move under a time budget searches a power of two of simulations (from 8 to
+  `max_simulations`) that fits the budget at the time per simulation measured
+  on earlier moves (each count is compiled once; its first search, which
+  compiles, is not timed).
+
+  Args:
+    network: a Network with a value output, trained on `game`.
+    game: the game it plays.
+    simulations: per move without a time budget.
+    seed: PRNG seed of the search's noise.
+  """
+
+  def __init__(self, network: Network, game: Game, *, simulations: int = 64, seed: int = 0,
+               max_simulations: int = 1024):
+    if not network.has_value:
+      raise ValueError(f"{network.name} has no value output to search with")
+    self.network, self.game = network, game
+    self.simulations, self.max_simulations = simulations, max_simulations
+    self.name = network.name
+    self.seconds_per_simulation = None
+    self._timed = set()  # counts searched (compiled) before
+    self._key = jax.random.PRNGKey(seed)
+
+  def simulations_for(self, seconds: float | None) -> int:
+    """The simulations a search of `seconds` gets (self.simulations before any timing)."""
+    if seconds is None or self.seconds_per_simulation is None:
+      return self.simulations
+    fit = max(1.0, seconds / self.seconds_per_simulation)
+    return int(min(self.max_simulations, max(8, 2 ** math.floor(math.log2(fit)))))
+
+  def analyse(self, state, seconds: float | None = None) -> dict:
+    """Searches one position: {action, value (for the player to move), candidates: [{action,
+    visits, value, prior, pv}], simulations, seconds}."""
+    simulations = self.simulations_for(seconds)
+    net = self.network
+    settings = net.search_config(algorithm=net.config.search.algorithm, simulations=simulations,
+                                 considered_actions=min(16, self.game.num_actions))
+    self._key, key = jax.random.split(self._key)
+    started = time.perf_counter()
+    out = jax.device_get(_search(self.game, net.model, net.encoding, settings, net.variables,
+                                 jax.tree.map(lambda x: jnp.asarray(x)[None], state), key))
+    spent = time.perf_counter() - started
+    if simulations in self._timed:
+      self.seconds_per_simulation = spent / simulations
+    self._timed.add(simulations)
+    return {**candidates(out), "simulations": simulations, "seconds": spent}

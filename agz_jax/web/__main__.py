@@ -1,0 +1,3 @@
+from agz_jax.web import main
+
+main()
