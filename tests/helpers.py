@@ -52,7 +52,7 @@ def make_checkpoint(workdir, size=9, seed=0, config=None, **model):
 
   variables = jax.tree_util.tree_map_with_path(fill, shapes)
   saver = checkpoint.Checkpointer(str(workdir), keep=1)
-  saver.save(1, Network(variables["params"], variables["batch_stats"]), config)
+  saver.save(1, Network(variables["params"], variables.get("batch_stats", {})), config)
   saver.close()
   return str(workdir)
 

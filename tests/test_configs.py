@@ -25,13 +25,27 @@ def load(name):
 SELFPLAY = [name for name in CONFIGS if load(name)[1].task == "selfplay"]
 SUPERVISED = [name for name in CONFIGS if load(name)[1].task == "sl_policy"]
 FAST = [name for name in CONFIGS if load(name)[1].task == "rollout_policy"]
+RL = [name for name in CONFIGS if load(name)[1].task == "rl_policy"]
 
 
 def test_the_expected_configs_exist():
   assert {"default", "cpu_9x9", "gpu_9x9", "gpu_19x19", "tpu_v4"} <= set(SELFPLAY)
   assert {"sl_policy_19x19", "sl_policy_cpu"} <= set(SUPERVISED)
   assert {"rollout_policy", "tree_policy"} <= set(FAST)
-  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) == set(CONFIGS)
+  assert {"dots_and_boxes_cpu", "zero_9x9_cpu"} <= set(SELFPLAY) and RL == ["rl_policy_cpu"]
+  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) | set(RL) == set(CONFIGS)
+
+
+@pytest.mark.parametrize("name", RL)
+def test_rl_config_starts_from_its_sl_checkpoint(name):
+  module, config = load(name)
+  assert "python -m agz_jax.launch --config" in module.__doc__
+  config.rl.init_from = os.path.join(REPO, config.rl.init_from)
+  task = training.make_task(config)
+  params = task.abstract_state.params
+  assert params["conv_in"]["kernel"].shape[2] == go.num_planes(task.cfg, config.model.encoding)
+  pool = task.abstract_state.pool["conv_in"]["kernel"]
+  assert pool.shape == (config.rl.pool_size,) + params["conv_in"]["kernel"].shape
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -72,20 +86,18 @@ def test_config_builds_a_training_state(name):
   assert "python -m agz_jax.launch --config" in module.__doc__
   sp, tr = config.selfplay, config.train
   assert max(sp.num_games, tr.batch_size) % min(sp.num_games, tr.batch_size) == 0
-  max_moves = config.game.max_moves or 2 * config.game.size ** 2
-  assert config.replay.rows_per_game >= max_moves + sp.steps_per_iteration
-  assert config.replay.min_ready <= sp.num_games * config.replay.rows_per_game
   the_game = game.make(config.game)
-  model = nets.make(config.model)
+  assert config.replay.rows_per_game >= the_game.max_length + sp.steps_per_iteration
+  assert config.replay.min_ready <= sp.num_games * config.replay.rows_per_game
+  model = nets.make(config.model, num_actions=the_game.num_actions)
   optimizer = optim.make_optimizer(config.train, optim.step_schedule(config.train))
   abstract = jax.eval_shape(functools.partial(agz.init_state, config, the_game, model, optimizer),
                             jax.random.PRNGKey(0))
-  n = config.game.size
-  assert abstract.games.states.board.shape == (sp.num_games, n * n)
-  assert abstract.buffer.planes.shape == (sp.num_games, config.replay.rows_per_game, n, n,
-                                          go.num_planes(the_game.cfg, config.model.encoding))
+  assert abstract.games.states.to_play.shape == (sp.num_games,)
+  assert abstract.buffer.planes.shape == (sp.num_games, config.replay.rows_per_game,
+                                          *the_game.planes_shape(config.model.encoding))
   logits = abstract.params["Dense_0"]["kernel"].shape[-1]
-  assert logits == n * n + 1
+  assert logits == the_game.num_actions
 
 
 def test_tpu_config_is_alphago_zero_sized():

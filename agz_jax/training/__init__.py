@@ -6,13 +6,14 @@ A task is one module with its state, its jitted step and its metrics (a
 
 import ml_collections
 
-from agz_jax.training import agz, loop, optim, rollout_policy, sl_policy
+from agz_jax.training import agz, loop, optim, rl_policy, rollout_policy, sl_policy
 from agz_jax.training.loop import Task
 
 TASKS: dict[str, type[Task]] = {
     "selfplay": agz.AlphaZeroTask,
     "sl_policy": sl_policy.SLPolicyTask,
     "rollout_policy": rollout_policy.FastPolicyTask,
+    "rl_policy": rl_policy.RLPolicyTask,
 }
 
 

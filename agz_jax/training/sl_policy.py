@@ -119,10 +119,13 @@ class DataParallelStep:
     optimizer: the optax optimizer.
     gradients: gradients(params, key, *inputs, shard=i) -> (grads, metrics)
       of device i's share of the minibatch drawn with `key`.
+    with_state: give `gradients` the whole state instead of its params (a task
+      whose gradients read more of it: the RL policy's opponent pool).
   """
 
-  def __init__(self, mesh, optimizer, gradients):
+  def __init__(self, mesh, optimizer, gradients, with_state: bool = False):
     self.mesh = mesh
+    self.with_state = with_state
     self.by_copies = parallel.collectives_deadlock(mesh)
     if self.by_copies:
       def rows(params, key, *inputs, shard):
@@ -139,7 +142,8 @@ class DataParallelStep:
     else:
       def whole(state, *inputs, shard):
         rng, key = jax.random.split(state.rng)
-        grads, metrics = jax.lax.pmean(gradients(state.params, key, *inputs, shard=shard),
+        given = state if with_state else state.params
+        grads, metrics = jax.lax.pmean(gradients(given, key, *inputs, shard=shard),
                                        parallel.DATA)
         return apply_gradients(optimizer, state, rng, grads, metrics)
 
@@ -149,7 +153,7 @@ class DataParallelStep:
     if not self.by_copies:
       return self._step(state, *inputs)
     rng, key = self._split(state.rng)
-    stacked = self._gradients(state.params, key, *inputs)
+    stacked = self._gradients(state if self.with_state else state.params, key, *inputs)
     state, metrics = self._apply(*jax.device_put((state, rng, stacked), self._first))
     return jax.device_put(state, parallel.replicated(self.mesh)), metrics
 
@@ -158,11 +162,12 @@ class DataParallelStep:
     if not self.by_copies:
       return [self._step.lower(state, *inputs).compile().as_text()]
     rng, key = self._split(state.rng)
-    stacked = jax.eval_shape(self._gradients, state.params, key, *inputs)
+    given = state if self.with_state else state.params
+    stacked = jax.eval_shape(self._gradients, given, key, *inputs)
     first = jax.device_put((state, rng), self._first)
     stacked = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=self._first),
                            stacked)
-    return [self._gradients.lower(state.params, key, *inputs).compile().as_text(),
+    return [self._gradients.lower(given, key, *inputs).compile().as_text(),
             self._apply.lower(*first, stacked).compile().as_text()]
 
 
