@@ -26,6 +26,7 @@ SELFPLAY = [name for name in CONFIGS if load(name)[1].task == "selfplay"]
 SUPERVISED = [name for name in CONFIGS if load(name)[1].task == "sl_policy"]
 FAST = [name for name in CONFIGS if load(name)[1].task == "rollout_policy"]
 RL = [name for name in CONFIGS if load(name)[1].task == "rl_policy"]
+VALUE = [name for name in CONFIGS if load(name)[1].task == "value"]
 
 
 def test_the_expected_configs_exist():
@@ -33,7 +34,17 @@ def test_the_expected_configs_exist():
   assert {"sl_policy_19x19", "sl_policy_cpu"} <= set(SUPERVISED)
   assert {"rollout_policy", "tree_policy"} <= set(FAST)
   assert {"dots_and_boxes_cpu", "zero_9x9_cpu"} <= set(SELFPLAY) and RL == ["rl_policy_cpu"]
-  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) | set(RL) == set(CONFIGS)
+  assert VALUE == ["value_cpu"]
+  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) | set(RL) | set(VALUE) == set(CONFIGS)
+
+
+@pytest.mark.parametrize("name", VALUE)
+def test_value_config_builds_the_papers_head(name):
+  module, config = load(name)
+  assert "python -m agz_jax.launch --config" in module.__doc__
+  task = training.make_task(config)
+  params = task.abstract_state.params
+  assert params["conv_in"]["kernel"].shape[2] == 49 and params["hidden"]["kernel"].shape[1] == 256
 
 
 @pytest.mark.parametrize("name", RL)
@@ -118,7 +129,7 @@ def test_bad_choices_are_named():
   config.model.dtype, config.model.kind = "float32", "transformer"
   with pytest.raises(ValueError, match="model.kind must be one of resnet, policy"):
     nets.make(config.model)
-  config.task = "value"
+  config.task = "ppo"
   with pytest.raises(ValueError, match="config.task must be one of selfplay, sl_policy"):
     training.make_task(config)
 

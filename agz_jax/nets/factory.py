@@ -5,6 +5,7 @@ import jax.numpy as jnp
 from agz_jax.nets.fast_policy import FastPolicy
 from agz_jax.nets.policy import PolicyNet
 from agz_jax.nets.resnet import AlphaZeroNet
+from agz_jax.nets.value import ValueNet
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 # kind -> (module, the config fields it takes, whether it has a value output).
@@ -13,7 +14,10 @@ KINDS = {
                               "ownership_head", "score_head", "opponent_policy_head"), True),
     "policy": (PolicyNet, ("layers", "filters"), False),
     "fast_policy": (FastPolicy, ("num_features",), False),
+    "value": (ValueNet, ("layers", "filters", "hidden"), False),
 }
+# Kinds whose output is a value only (no policy to play with).
+VALUE_ONLY = ("value",)
 
 
 def compute_dtype(name: str):
@@ -34,7 +38,8 @@ def make(model_config, num_actions: int | None = None):
       (logits, value)); policy:
       layers, filters (AlphaGo's policy CNN, returns logits); fast_policy:
       num_features (AlphaGo's rollout / tree policy on pattern features,
-      returns logits).
+      returns logits); value: layers, filters, hidden (AlphaGo's value
+      network, returns values).
     num_actions: the game's actions, for a resnet's policy (None: Go's,
       one per point and a pass).
   """
@@ -50,5 +55,6 @@ def make(model_config, num_actions: int | None = None):
 
 
 def has_value(model_config) -> bool:
-  """Whether the network of `model_config` has a value output."""
+  """Whether the network of `model_config` has a value output beside its policy (AlphaGo
+  Zero's dual head: a player can search with it alone)."""
   return KINDS[model_config["kind"]][2]

@@ -2,6 +2,7 @@
 
 import os
 
+from agz_jax import nets
 from agz_jax.players import alphago_player
 from agz_jax.players.network import load_network
 from agz_jax.players.policy_player import PolicyPlayer
@@ -46,6 +47,9 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     return alphago_player.AlphaGoPlayer(alphago_player.read_bundle(spec), simulations=simulations,
                                         seed=seed, reuse_tree=reuse_tree)
   network = load_network(spec)
+  if network.config.model.kind in nets.VALUE_ONLY:
+    raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
+                     "positions inside an AlphaGo search, not alone")
   if policy_only or simulations <= 0 or not network.has_value:
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,

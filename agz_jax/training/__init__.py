@@ -6,7 +6,7 @@ A task is one module with its state, its jitted step and its metrics (a
 
 import ml_collections
 
-from agz_jax.training import agz, loop, optim, rl_policy, rollout_policy, sl_policy
+from agz_jax.training import agz, loop, optim, rl_policy, rollout_policy, sl_policy, value
 from agz_jax.training.loop import Task
 
 TASKS: dict[str, type[Task]] = {
@@ -14,6 +14,7 @@ TASKS: dict[str, type[Task]] = {
     "sl_policy": sl_policy.SLPolicyTask,
     "rollout_policy": rollout_policy.FastPolicyTask,
     "rl_policy": rl_policy.RLPolicyTask,
+    "value": value.ValueTask,
 }
 
 

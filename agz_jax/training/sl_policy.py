@@ -221,6 +221,26 @@ class SupervisedTask(Task):
 
   unit = "step"
 
+  def _build(self, config: ml_collections.ConfigDict) -> None:
+    """What every supervised task has: steps, rules, network, optimizer with AlphaGo's halving
+    schedule, mesh and a replicated state (`init_state`)."""
+    self.total = config.steps
+    self.cfg = game_lib.make(config.game).cfg
+    self.model = nets.make(config.model)
+    self.schedule = optim.halving_schedule(config.train)
+    self.optimizer = optim.make_optimizer(config.train, self.schedule)
+    self.mesh = parallel.make_mesh(config.mesh.num_devices)
+    rep = parallel.replicated(self.mesh)
+    init = functools.partial(init_state, self.cfg, config.model.encoding, self.model,
+                             self.optimizer)
+    abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
+    self.abstract_state = jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
+    self._init = jax.jit(init, out_shardings=rep)
+
+  def init(self, seed: int) -> SLState:
+    return self._init(jax.random.PRNGKey(seed))
+
   def _evaluating(self, i: int) -> bool:
     every = self.config.eval.every
     return bool(every) and (i % every == 0 or i == self.total)
@@ -243,28 +263,14 @@ class SLPolicyTask(SupervisedTask):
 
   def __init__(self, config: ml_collections.ConfigDict):
     super().__init__(config)
-    self.total = config.steps
     self.items_per_unit = config.data.games_per_batch * config.data.positions_per_game
-    self.cfg = game_lib.make(config.game).cfg
-    self.model = nets.make(config.model)
-    self.schedule = optim.halving_schedule(config.train)
-    self.optimizer = optim.make_optimizer(config.train, self.schedule)
-    self.mesh = parallel.make_mesh(config.mesh.num_devices)
-    rep = parallel.replicated(self.mesh)
-    init = functools.partial(init_state, self.cfg, config.model.encoding, self.model,
-                             self.optimizer)
-    abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
-    self.abstract_state = jax.tree.map(
-        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=rep), abstract)
-    self._init = jax.jit(init, out_shardings=rep)
+    self._build(config)
     parallel.check_divisible(self.mesh, **{"data.games_per_batch": config.data.games_per_batch})
     self.train = DataParallelStep(self.mesh, self.optimizer, functools.partial(
         gradients, self.cfg, self.model, config, self.mesh.devices.size))
     self.evaluate = jax.jit(functools.partial(evaluate, self.model))
     self.train_table = self.val_batch = None
 
-  def init(self, seed: int) -> SLState:
-    return self._init(jax.random.PRNGKey(seed))
 
   def begin(self, workdir: str, start: int) -> None:
     c = self.config

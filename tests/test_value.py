@@ -1,0 +1,164 @@
+"""AlphaGo's value network: its shape, its data (one position per game, replayed move by move),
+the packed files, and training on self-play positions and on human games (tiny sizes)."""
+
+import functools
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from agz_jax import data, go, nets, players, training
+from agz_jax.data import value_data
+from agz_jax.nets import ValueNet
+
+import helpers
+from configs import sl_policy_cpu, value_cpu
+from test_sl_policy import random_game
+
+CFG = go.GoConfig(size=5, komi=0.5, history=8, max_moves=40)
+
+
+def test_the_value_net_has_the_paper_shape():
+  shapes = jax.eval_shape(lambda: ValueNet().init(jax.random.PRNGKey(0), jnp.zeros((1, 19, 19, 49))))
+  params = shapes["params"]
+  assert params["conv_in"]["kernel"].shape == (5, 5, 49, 192)
+  assert "conv_10" in params and "conv_11" not in params   # 11 3x3 layers, as the policy's
+  assert params["conv_out"]["kernel"].shape == (1, 1, 192, 1)
+  assert params["hidden"]["kernel"].shape == (361, 256) and params["value"]["kernel"].shape == (256, 1)
+  count = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(params))
+  assert 3.9e6 < count < 4.1e6                              # the paper's ~3.98M
+  small = ValueNet(layers=3, filters=8, hidden=16)
+  v = small.apply(small.init(jax.random.PRNGKey(0), jnp.zeros((1, 5, 5, 17))), jnp.ones((3, 5, 5, 17)))
+  assert v.shape == (3,) and v.dtype == jnp.float32 and bool(jnp.all(jnp.abs(v) <= 1))
+
+
+def _policy_checkpoint(path, encoding, seed):
+  config = sl_policy_cpu.get_config()
+  config.game.size, config.game.komi, config.game.max_moves = 5, 0.5, 50
+  config.model.encoding, config.model.layers, config.model.filters = encoding, 2, 8
+  return helpers.make_checkpoint(path, seed=seed, config=config)
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory):
+  root = tmp_path_factory.mktemp("policies")
+  return (_policy_checkpoint(root / "sl", "alphago48", 0),
+          _policy_checkpoint(root / "rl", "alphago48", 1))
+
+
+def test_alphago49_planes_come_from_the_policies_48():
+  cfg = go.GoConfig(size=5, komi=0.5, history=8)
+  rng = np.random.default_rng(0)
+  states = [go.play(cfg, [int(x) for x in rng.choice(25, k, replace=False)], go.init(cfg))
+            for k in (0, 3, 6)]
+  batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
+  planes48 = go.features(cfg, batch, "alphago48")
+  np.testing.assert_array_equal(value_data.value_planes(cfg, batch, planes48, "alphago48", "alphago49"),
+                                go.features(cfg, batch, "alphago49"))
+
+
+def test_one_position_per_game_replays(policies):
+  """Moves before U are sensible (the SL policy's), move U is a legal point, and the kept
+  position is s_{U+1} with the result from its mover's view."""
+  _, model, sl_params = value_data.load_policy(policies[0])
+  _, _, rl_params = value_data.load_policy(policies[1])
+  play = jax.jit(functools.partial(value_data.generate, CFG, model, policy_encoding="alphago48",
+                                   encoding="alphago49", num_games=8, u_max=12))
+  planes, z, u, kept, moves = jax.device_get(play(sl_params, rl_params, jax.random.PRNGKey(4)))
+  assert kept.sum() >= 5 and set(np.unique(u)) <= set(range(1, 13))
+  features = jax.jit(lambda s: go.features(CFG, s, "alphago49"))
+  sensible_fn = jax.jit(functools.partial(go.sensible_moves, CFG))
+  for g in np.flatnonzero(kept):
+    state = go.init(CFG)
+    for t in range(int(u[g])):
+      move = int(moves[t, g])
+      if t + 1 < u[g]:
+        sensible = np.asarray(sensible_fn(state))
+        assert sensible[move] or (move == CFG.pass_action and not sensible.any())
+      else:
+        assert move < CFG.num_points and bool(go.legal_actions(CFG, state)[move])
+      state = go.step(CFG, state, move)
+    np.testing.assert_array_equal(planes[g], np.asarray(features(state)))
+    mover = int(state.to_play)
+    # Play the rest of the game and score it.
+    t = int(u[g])
+    while not bool(state.terminated):
+      state = go.step(CFG, state, int(moves[t, g]))
+      t += 1
+    assert z[g] == mover * float(go.result(CFG, state))
+
+
+def test_the_command_writes_packed_planes_that_read_back(policies, tmp_path):
+  out = tmp_path / "vd"
+  code = value_data.main(["--sl", policies[0], "--rl", policies[1], "--games", "12", "--batch", "6",
+                          "--out", str(out), "--u-max", "10", "--max-moves", "40"])
+  assert code == 0
+  info, packed, z, move = value_data.read(str(out))
+  assert info["encoding"] == "alphago49" and info["size"] == 5 and 0 < len(z) <= 12
+  planes = np.asarray(training.value.unpack(CFG, "alphago49", jnp.asarray(packed)))
+  assert planes.shape == (len(z), 5, 5, 49) and set(np.unique(planes)) <= {0.0, 1.0}
+  np.testing.assert_array_equal(planes[..., 48], np.broadcast_to(  # the colour plane: black to move
+      (move % 2 == 0)[:, None, None].astype(np.float32), planes.shape[:3]))
+  assert set(np.unique(z)) <= {-1.0, 0.0, 1.0} and (1 <= move).all() and (move <= 10).all()
+  # A second run into the same folder is refused, and so is a value network as a policy.
+  assert value_data.main(["--sl", policies[0], "--rl", policies[1], "--games", "2",
+                          "--out", str(out)]) == 2
+
+
+def _value_config(**overrides):
+  config = value_cpu.get_config()
+  config.game.size, config.game.komi, config.game.max_moves = 5, 0.5, 50
+  config.model.layers, config.model.filters, config.model.hidden = 2, 8, 16
+  config.update_from_flattened_dict({
+      "steps": 40, "log_every": 20, "train.batch_size": 8, "train.optimizer": "adam",
+      "train.learning_rate": 3e-3, "eval.every": 40, "eval.num_positions": 32,
+      "checkpoint.every": 40, "mesh.num_devices": 1, "mesh.cpu_devices": 1,
+      "value.test_fraction": 0.25, **overrides})
+  return config
+
+
+def test_training_on_self_play_positions_learns_them(tmp_path):
+  """On a few positions whose results it can memorise, the training error falls; the checkpoint
+  is a value network, which refuses to play alone."""
+  rng = np.random.default_rng(1)
+  planes = (rng.random((40, 5, 5, 49)) < 0.3).astype(np.uint8)
+  # A result the network can read under every symmetry: whether plane 0 has many stones.
+  count = planes[..., 0].sum(axis=(1, 2))
+  z = np.where(count > np.median(count), 1.0, -1.0).astype(np.float32)
+  value_data.write(str(tmp_path / "vd"), planes, z, np.ones(40, np.int32),
+                   {"encoding": "alphago49", "size": 5, "komi": 0.5})
+  config = _value_config(**{"value.data_dir": str(tmp_path / "vd"), "steps": 150,
+                            "eval.every": 150, "checkpoint.every": 150, "log_every": 50})
+  training.train_and_evaluate(config, str(tmp_path / "run"))
+  rows = [json.loads(t) for t in open(tmp_path / "run" / "metrics.jsonl")]
+  assert rows[-1]["train_mse"] < 0.9 * rows[0]["loss_value"] and "test_mse" in rows[-1]
+  with pytest.raises(ValueError, match="is a value network, which has no moves to play"):
+    players.load_player(str(tmp_path / "run"))
+
+
+def test_training_on_human_games(tmp_path):
+  rng = np.random.default_rng(2)
+  games = [random_game(rng, 20 + i, winner=(1, -1, 0)[i % 3],
+                       date="2017-06-01" if i >= 6 else "2016-01-01") for i in range(8)]
+  data.save(data.from_games(9, games), str(tmp_path / "kgs"))
+  config = _value_config(**{"value.source": "human", "data.dir": str(tmp_path / "kgs"),
+                            "data.val_from": "2017-01-01", "data.games_per_batch": 4,
+                            "data.positions_per_game": 2, "steps": 20, "eval.every": 20,
+                            "checkpoint.every": 20})
+  config.game.size, config.game.max_moves = 9, 162
+  training.train_and_evaluate(config, str(tmp_path / "run"))
+  rows = [json.loads(t) for t in open(tmp_path / "run" / "metrics.jsonl")]
+  assert np.isfinite(rows[-1]["train_mse"]) and np.isfinite(rows[-1]["test_mse"])
+
+
+def test_bad_settings_are_named(tmp_path):
+  with pytest.raises(ValueError, match="model.kind must be 'value'"):
+    training.make_task(_value_config(**{"model.kind": "policy"}))
+  with pytest.raises(ValueError, match="value.source must be 'selfplay' or 'human'"):
+    training.make_task(_value_config(**{"value.source": "kgs"}))
+  task = training.make_task(_value_config(**{"value.data_dir": str(tmp_path / "none")}))
+  with pytest.raises(FileNotFoundError, match="no value data in .* python -m agz_jax.data.value_data"):
+    task.begin(str(tmp_path / "run"), 0)
+  assert nets.has_value({"kind": "value"}) is False
