@@ -7,8 +7,9 @@ the end with the fast rollout policy p_pi: V = (1 - lambda) v(s) + lambda z.
 In a synchronous search every leaf gets both, so backing up V gives the
 paper's Q = (1 - lambda) W_v / N_v + lambda W_r / N_r exactly. Here a leaf is
 valued by `rollouts_per_leaf` rollouts at once (their mean z), which keeps a
-batched machine busy although the search looks at one leaf at a time; lambda =
-1 (rollouts only) until a value network exists. The prior can also be uniform
+batched machine busy although the search looks at one leaf at a time. lambda =
+1 values leaves by rollouts only, lambda = 0 by the value network only (no
+rollout is played), anything between mixes both. The prior can also be uniform
 (no policy network: the paper's "rollouts only" variants without p_sigma).
 
 The selection rule (raw Q + c_puct P sqrt(sum N) / (1 + N), the most visited
@@ -33,8 +34,8 @@ class LeafSettings:
   Attributes:
     prior: "sl" (the SL policy network at temperature beta) or "uniform".
     beta: the prior's softmax temperature (the paper's 0.67).
-    mixing: lambda, the rollouts' weight in the leaf value (1: rollouts only;
-      the value network's share 1 - lambda needs a value network).
+    mixing: lambda, the rollouts' weight in the leaf value (1: rollouts only,
+      0: the value network only; below 1 the evaluator needs a value network).
     rollouts_per_leaf: rollouts from each leaf, averaged.
     max_rollout_moves: a rollout stops after this many moves, scored as it stands.
   """
@@ -50,9 +51,6 @@ class LeafSettings:
       raise ValueError(f"prior must be one of {', '.join(PRIORS)}, got {self.prior!r}")
     if not 0.0 <= self.mixing <= 1.0:
       raise ValueError(f"lambda (mixing) must be in [0, 1], got {self.mixing}")
-    if self.mixing != 1.0:
-      raise ValueError("lambda below 1 mixes in a value network, which AlphaGo players do not "
-                       "have yet: use lambda = 1 (rollouts only)")
     if self.beta <= 0:
       raise ValueError(f"beta must be positive, got {self.beta}")
     if not isinstance(self.rollouts_per_leaf, int) or self.rollouts_per_leaf < 1:
@@ -68,7 +66,8 @@ def rollout_logits(cfg: go.GoConfig, rollout_model, groups: tuple[str, ...]):
 
 
 def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollout_groups,
-              prior_model=None, prior_encoding: str = "alphago48") -> search.Evaluator:
+              prior_model=None, prior_encoding: str = "alphago48", value_model=None,
+              value_encoding: str = "alphago49") -> search.Evaluator:
   """The leaf evaluator: (variables, states [B], rng_key) -> (prior logits [B, A], value [B]).
 
   Args:
@@ -78,12 +77,18 @@ def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollou
       its feature groups.
     prior_model, prior_encoding: the SL policy network and its input planes
       (for settings.prior == "sl").
+    value_model, value_encoding: the value network and its input planes (for
+      settings.mixing below 1).
 
   `variables` holds {'rollout': {'params', 'tables'}} and, with the SL prior,
-  'prior': the policy network's variables. The key is consumed by the rollouts.
+  'prior': the policy network's variables, with a value network 'value': its
+  variables. The key is consumed by the rollouts.
   """
   if settings.prior == "sl" and prior_model is None:
     raise ValueError("an SL prior needs the SL policy network")
+  if settings.mixing < 1.0 and value_model is None:
+    raise ValueError(f"lambda {settings.mixing:g} mixes in a value network: give one "
+                     "(value=DIR), or use lambda = 1 (rollouts only)")
   fast = rollout_logits(cfg, rollout_model, rollout_groups)
   k = settings.rollouts_per_leaf
 
@@ -94,9 +99,16 @@ def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollou
       logits = logits.astype(jnp.float32) / settings.beta
     else:
       logits = jnp.zeros((b, cfg.num_actions), jnp.float32)
-    starts = jax.tree.map(lambda x: jnp.repeat(x, k, axis=0), states)
-    z = rollout.rollouts(cfg, lambda s: fast(variables["rollout"], s), starts, rng_key,
-                         max_moves=settings.max_rollout_moves)
-    return logits, jnp.mean(z.reshape(b, k), axis=1)
+    lam = settings.mixing
+    value = jnp.zeros(b, jnp.float32)
+    if lam > 0.0:  # rollouts
+      starts = jax.tree.map(lambda x: jnp.repeat(x, k, axis=0), states)
+      z = rollout.rollouts(cfg, lambda s: fast(variables["rollout"], s), starts, rng_key,
+                           max_moves=settings.max_rollout_moves)
+      value = value + lam * jnp.mean(z.reshape(b, k), axis=1)
+    if lam < 1.0:  # the value network
+      v = value_model.apply(variables["value"], go.features(cfg, states, value_encoding))
+      value = value + (1.0 - lam) * v.astype(jnp.float32)
+    return logits, value
 
   return evaluate

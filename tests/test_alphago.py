@@ -121,11 +121,43 @@ def test_the_sl_prior_is_the_policy_network_at_temperature_beta():
   assert float(value[0]) in (-1.0, -0.0, 0.0, 1.0)
 
 
+def test_lambda_mixes_the_value_network_with_the_rollouts():
+  """V = (1 - lambda) v(s) + lambda z; lambda 0 plays no rollout at all."""
+  size, black, white = go.parse_board(EYES)
+  cfg = go.GoConfig(size=size, komi=0.5)
+  model, rollout_vars = _fast_policy(patterns.make_tables(EMPTY_TABLES))
+  value_net = nets.ValueNet(layers=2, filters=4, hidden=8)
+  states = jax.tree.map(lambda *x: jnp.stack(x), *[
+      go.init(cfg, black=black, white=white, to_play=c) for c in (go.BLACK, go.WHITE)])
+  planes = go.features(cfg, states, "alphago49")
+  value_vars = value_net.init(jax.random.PRNGKey(1), planes)
+  v = np.asarray(value_net.apply(value_vars, planes))
+  z = np.asarray([-1.0, 1.0])   # the rollouts' outcome here (white owns more of the board)
+  variables = {"rollout": rollout_vars, "value": value_vars}
+  for lam in (0.0, 0.25, 1.0):
+    evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", mixing=lam,
+                                                           rollouts_per_leaf=2),
+                                 rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS,
+                                 value_model=value_net)
+    _, value = jax.jit(evaluate)(variables, states, jax.random.PRNGKey(0))
+    np.testing.assert_allclose(np.asarray(value), (1 - lam) * v + lam * z, rtol=1e-5, atol=1e-6)
+  # lambda 0: the rollout policy is never run (its variables are not even needed).
+  evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", mixing=0.0),
+                               rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS,
+                               value_model=value_net)
+  _, value = jax.jit(evaluate)({"value": value_vars}, states, jax.random.PRNGKey(0))
+  np.testing.assert_allclose(np.asarray(value), v, rtol=1e-5)
+
+
 def test_leaf_settings_refuse_what_they_cannot_do():
   with pytest.raises(ValueError, match="prior must be one of sl, uniform"):
     alphago.LeafSettings(prior="tau")
-  with pytest.raises(ValueError, match="lambda below 1 mixes in a value network"):
-    alphago.LeafSettings(mixing=0.5)
+  with pytest.raises(ValueError, match=r"lambda \(mixing\) must be in \[0, 1\]"):
+    alphago.LeafSettings(mixing=1.5)
+  model, _ = _fast_policy(patterns.make_tables(EMPTY_TABLES))
+  with pytest.raises(ValueError, match="lambda 0.5 mixes in a value network: give one"):
+    alphago.evaluator(go.GoConfig(size=9), alphago.LeafSettings(prior="uniform", mixing=0.5),
+                      rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS)
   with pytest.raises(ValueError, match="rollouts per leaf must be a positive integer"):
     alphago.LeafSettings(rollouts_per_leaf=0)
 
@@ -322,3 +354,23 @@ def test_the_shipped_bundle_holds_policies_that_know_some_go():
   legal = np.asarray(go.sensible_moves(cfg, state))[:cfg.num_points]
   best = int(np.argmax(np.where(legal, np.asarray(weights[:cfg.num_points]), -np.inf)))
   assert go.action_to_gtp(cfg, best) == "L10"
+
+
+def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
+  from configs import value_cpu  # pylint: disable=import-outside-toplevel
+  config = value_cpu.get_config()
+  config.game.size = 9
+  value = helpers.make_checkpoint(tmp_path / "value", config=config)
+  spec = f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value},lambda=0.5,rollouts_per_leaf=2"
+  player = players.load_player(spec, simulations=4)
+  assert player.name == "agz_jax-alphago-sl-2x8-value-rollouts2-lambda0.5"
+  engine = gtp.Engine(player, simulations=4)
+  _, ok, move = engine.handle("genmove b")
+  assert ok and move != "resign"
+  only = players.load_player(f"alphago:rollout={bundle}/rollout,value={value},lambda=0", simulations=4)
+  assert only.name == "agz_jax-alphago-uniform-value"
+  for bad, message in ((f"alphago:rollout={bundle}/rollout,lambda=0.5", "mixes in a value network"),
+                       (f"alphago:rollout={bundle}/rollout,value={bundle}/sl,lambda=0.5",
+                        "not a value network")):
+    with pytest.raises(ValueError, match=message):
+      players.load_player(bad, simulations=4)

@@ -16,7 +16,7 @@ def main(argv=None):
   who.add_argument("--checkpoint", help="training workdir or checkpoint directory (local or gs://)")
   who.add_argument("--random", action="store_true", help="a random player instead of a network")
   who.add_argument("--player", help="any player: a checkpoint, 'random', an AlphaGo bundle folder "
-                                    "or alphago:prior=DIR,rollout=DIR,lambda=1")
+                                    "or alphago:prior=DIR,rollout=DIR,value=DIR,lambda=0.5")
   who.add_argument("--pretrained", help="a network shipped in the repository's pretrained/ folder "
                                         "(e.g. alphago-19x19)")
   parser.add_argument("--simulations", type=int, default=None,

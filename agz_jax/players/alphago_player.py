@@ -29,7 +29,7 @@ from agz_jax.players.timed_search import TimedSearch
 BUNDLE_FILE = "alphago.json"
 SPEC_PREFIX = "alphago:"
 # Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
-DEFAULTS = {"prior": "uniform", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf": 8,
+DEFAULTS = {"prior": "uniform", "value": "none", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf": 8,
             "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0}
 
 
@@ -73,8 +73,8 @@ def read_bundle(spec: str) -> dict:
     raise ValueError(f"alphago player: trees must be 0 (one per device) or more, got {out['trees']}")
   if out["tree_nodes"] < 2:
     raise ValueError(f"alphago player: tree_nodes must be at least 2, got {out['tree_nodes']}")
-  for key in ("rollout", "prior"):
-    if key == "rollout" or out[key] != "uniform":
+  for key in ("rollout", "prior", "value"):
+    if key == "rollout" or out[key] not in ("uniform", "none"):
       out[key] = out[key] if paths.is_remote(out[key]) or os.path.isabs(out[key]) else (
           os.path.join(base, out[key]))
   return out
@@ -120,9 +120,20 @@ class AlphaGoPlayer:
     self.variables = {"rollout": {
         "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
         "tables": go.patterns.make_tables(rollout_vars["patterns"])}}
-    self.prior = None
+    self.prior = self.value = None
     self.sizes = None  # patterns fit every board
     name = "uniform"
+    if settings["value"] != "none":
+      value_config, value_vars = checkpoint.load_network(settings["value"])
+      if value_config.model.kind != "value":
+        raise ValueError(f"{settings['value']} holds a {value_config.model.kind} network, not a "
+                         "value network")
+      self.value = (nets.make(value_config.model), value_config.model.encoding)
+      self.variables["value"] = {"params": jax.tree.map(jnp.asarray, value_vars["params"])}
+      self.sizes = (value_config.game.size,)
+    elif self.leaf.mixing < 1.0:
+      raise ValueError(f"alphago player: lambda {self.leaf.mixing:g} mixes in a value network: "
+                       "give one (value=DIR), or use lambda = 1 (rollouts only)")
     if self.leaf.prior == "sl":
       from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
       self.prior = load_network(settings["prior"])
@@ -131,7 +142,9 @@ class AlphaGoPlayer:
       self.variables["prior"] = self.prior.variables
       self.sizes = self.prior.sizes
       name = self.prior.name.replace("agz_jax-", "")
-    self.name = f"agz_jax-alphago-{name}-rollouts{self.leaf.rollouts_per_leaf}"
+    leaves = {1.0: f"rollouts{self.leaf.rollouts_per_leaf}", 0.0: "value"}.get(
+        self.leaf.mixing, f"value-rollouts{self.leaf.rollouts_per_leaf}-lambda{self.leaf.mixing:g}")
+    self.name = f"agz_jax-alphago-{name}-{leaves}"
     self.settings = search.SearchConfig(
         algorithm="alphago", num_simulations=settings["tree_nodes"] - 1, max_num_considered_actions=1,
         gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
@@ -139,7 +152,9 @@ class AlphaGoPlayer:
     make_evaluator = functools.partial(
         alphago.evaluator, settings=self.leaf, rollout_model=self.rollout_model,
         rollout_groups=self.groups, prior_model=self.prior.model if self.prior else None,
-        prior_encoding=self.prior.encoding if self.prior else "alphago48")
+        prior_encoding=self.prior.encoding if self.prior else "alphago48",
+        value_model=self.value[0] if self.value else None,
+        value_encoding=self.value[1] if self.value else "alphago49")
     try:
       self._search = TimedSearch(make_evaluator, self.settings, self.variables,
                                  tree_nodes=settings["tree_nodes"], trees=settings["trees"],
