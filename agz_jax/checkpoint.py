@@ -221,6 +221,26 @@ def find_checkpoint(path: str) -> str:
   return os.fspath(folder / str(steps[0]))
 
 
+def export_network(path: str, out: str) -> str:
+  """Copies what play needs of a checkpoint (its network and config, not the training state:
+  no optimizer, replay buffer or games) to the folder `out`, for shipping; returns `out`.
+
+  Raises:
+    FileNotFoundError: no checkpoint at `path`.
+    FileExistsError: `out` exists.
+  """
+  import shutil  # pylint: disable=import-outside-toplevel
+  directory = find_checkpoint(path)
+  if os.path.exists(out):
+    raise FileExistsError(f"{out} exists: give a new folder")
+  os.makedirs(out)
+  for item in ("network", "config"):
+    shutil.copytree(os.path.join(directory, item), os.path.join(out, item),
+                    ignore=shutil.ignore_patterns("commit_success.txt"))
+  shutil.copy2(os.path.join(directory, "_CHECKPOINT_METADATA"), out)
+  return out
+
+
 def load_network(path: str):
   """Loads a trained network for play: (config, variables) from a checkpoint.
 

@@ -162,3 +162,50 @@ def test_bad_settings_are_named(tmp_path):
   with pytest.raises(FileNotFoundError, match="no value data in .* python -m agz_jax.data.value_data"):
     task.begin(str(tmp_path / "run"), 0)
   assert nets.has_value({"kind": "value"}) is False
+
+
+# -- AlphaGo's Figure 2b (bench/value_accuracy.py) -------------------------------------------------
+
+def _bench():
+  import importlib.util  # pylint: disable=import-outside-toplevel
+  import os  # pylint: disable=import-outside-toplevel
+  path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                      "value_accuracy.py")
+  spec = importlib.util.spec_from_file_location("value_accuracy", path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def test_the_error_by_move_number_is_each_range_s_mean():
+  bench = _bench()
+  moves = np.array([0, 10, 49, 50, 120])
+  target = np.array([1.0, -1.0, 1.0, 1.0, -1.0])
+  rows = bench.buckets(moves, target, {"v": np.array([0.0, -1.0, 1.0, -1.0, 0.5])}, 50)
+  assert rows == [{"moves": "0-49", "positions": 3, "v": pytest.approx(1 / 3)},
+                  {"moves": "50-99", "positions": 1, "v": 4.0},
+                  {"moves": "100-149", "positions": 1, "v": 2.25}]
+
+
+def test_figure_2b_runs_on_held_out_games(tmp_path):
+  from test_alphago import make_rollout_checkpoint  # pylint: disable=import-outside-toplevel
+  rng = np.random.default_rng(5)
+  games = [random_game(rng, 15 + i, winner=(1, -1)[i % 2],
+                       date="2017-06-01" if i >= 4 else "2016-01-01") for i in range(8)]
+  data.save(data.from_games(9, games), str(tmp_path / "kgs"))
+  config = value_cpu.get_config()
+  config.game.size = 9
+  value = helpers.make_checkpoint(tmp_path / "value", config=config)
+  rollout = make_rollout_checkpoint(tmp_path / "rollout")
+  out = tmp_path / "fig"
+  bench = _bench()
+  assert bench.main(["--value", value, "--rollout", rollout, "--data", str(tmp_path / "kgs"),
+                     "--positions", "8", "--rollouts", "2", "--batch", "4", "--bucket", "10",
+                     "--out", str(out)]) == 0
+  result = json.loads((out / "value_accuracy.json").read_text())
+  assert sum(r["positions"] for r in result["rows"]) == 8
+  for r in result["rows"]:
+    assert 0 <= r["value network"] <= 4 and 0 <= r["2 rollouts"] <= 4
+  assert (out / "value_accuracy.png").stat().st_size > 5000
+  assert bench.main(["--value", rollout, "--rollout", rollout, "--data", str(tmp_path / "kgs"),
+                     "--out", str(out)]) == 2      # not a value network

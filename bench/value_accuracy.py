@@ -1,0 +1,155 @@
+"""AlphaGo's Figure 2b: how well the value network and rollouts predict human games' results.
+
+Positions are drawn from held-out human games (dated `--val-from` or later,
+never trained on), each valued (a) by the value network, (b) by the mean
+outcome of `--rollouts` games played out with the fast rollout policy. For
+each range of move numbers: the mean squared error against the game's real
+result (+1 / -1 from the view of the player to move; games without a known
+result are left out). Writes OUT/value_accuracy.json, a markdown table
+OUT/value_accuracy.md and the picture OUT/value_accuracy.png.
+
+  python bench/value_accuracy.py --value workdir/value_cpu \\
+      --rollout pretrained/alphago-19x19/rollout_policy --data data/kgs --out figures/value
+"""
+
+import argparse
+import functools
+import json
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from agz_jax import alphago, checkpoint, data, go, nets
+from agz_jax.data import positions
+from agz_jax.training import rollout_policy
+
+
+def load(value_path: str, rollout_path: str):
+  """(value config, value fn(states) -> [B], rollout fn(states, key) -> mean z [B] factory)."""
+  value_config, value_vars = checkpoint.load_network(value_path)
+  if value_config.model.kind != "value":
+    raise ValueError(f"{value_path} holds a {value_config.model.kind!r} network, not a value "
+                     "network (task value)")
+  rollout_config, rollout_vars = checkpoint.load_network(rollout_path)
+  if rollout_config.model.kind != "fast_policy":
+    raise ValueError(f"{rollout_path} holds a {rollout_config.model.kind!r} network, not a fast "
+                     "rollout policy (task rollout_policy)")
+  return (value_config, nets.make(value_config.model),
+          jax.tree.map(jnp.asarray, value_vars["params"]), nets.make(rollout_config.model),
+          rollout_policy.groups_of(rollout_config.model),
+          {"params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
+           "tables": go.patterns.make_tables(rollout_vars["patterns"])})
+
+
+def evaluate(cfg, encoding, value_model, rollout_model, groups, rollouts: int, max_moves: int,
+             value_params, rollout_vars, states, key):
+  """([B] value network, [B] mean rollout outcome) for the players to move in `states`."""
+  v = value_model.apply({"params": value_params}, go.features(cfg, states, encoding))
+  fast = alphago.rollout_logits(cfg, rollout_model, groups)
+  starts = jax.tree.map(lambda x: jnp.repeat(x, rollouts, axis=0), states)
+  z = go.rollout.rollouts(cfg, lambda s: fast(rollout_vars, s), starts, key, max_moves=max_moves)
+  return v, jnp.mean(z.reshape(-1, rollouts), axis=1)
+
+
+def buckets(move_number: np.ndarray, target: np.ndarray, predictions: dict, width: int) -> list:
+  """Rows {moves: 'a-b', positions, <name>: MSE} by ranges of `width` move numbers."""
+  rows = []
+  for start in range(0, int(move_number.max()) + 1, width):
+    here = (move_number >= start) & (move_number < start + width)
+    if not here.any():
+      continue
+    row = {"moves": f"{start}-{start + width - 1}", "positions": int(here.sum())}
+    for name, p in predictions.items():
+      row[name] = float(np.mean((p[here] - target[here]) ** 2))
+    rows.append(row)
+  return rows
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--value", required=True, help="the value network's checkpoint")
+  parser.add_argument("--rollout", required=True, help="the fast rollout policy's checkpoint")
+  parser.add_argument("--data", default="data/kgs", help="imported human games")
+  parser.add_argument("--val-from", default="2017-05-01", help="held-out games: from this date")
+  parser.add_argument("--positions", type=int, default=1000)
+  parser.add_argument("--rollouts", type=int, default=100, help="rollouts per position")
+  parser.add_argument("--batch", type=int, default=8, help="positions valued at once")
+  parser.add_argument("--bucket", type=int, default=50, help="move numbers per row")
+  parser.add_argument("--max-rollout-moves", type=int, default=500)
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--out", required=True, help="output folder")
+  args = parser.parse_args(argv)
+  try:
+    value_config, value_model, value_params, rollout_model, groups, rollout_vars = load(
+        args.value, args.rollout)
+    archive = data.load(args.data)
+    _, val_idx = data.split_by_date(archive, args.val_from)
+    val_idx = val_idx[archive.winner[val_idx] != 0]
+    if not len(val_idx):
+      raise ValueError(f"no held-out game with a known result dated {args.val_from} or later "
+                       f"in {args.data}")
+    if archive.size != value_config.game.size:
+      raise ValueError(f"{args.data} holds {archive.size}x{archive.size} games; the value "
+                       f"network plays {value_config.game.size}x{value_config.game.size}")
+  except (ValueError, FileNotFoundError) as e:
+    print(f"value_accuracy: {e}", file=sys.stderr)
+    return 2
+  size = archive.size
+  cfg = go.GoConfig(size=size, komi=value_config.game.komi, history=8,
+                    max_moves=int(np.diff(archive.offsets).max()) + 1)
+  table = jax.tree.map(jnp.asarray, positions.make_table(archive, val_idx))
+  sample = jax.jit(functools.partial(positions.sample_states, cfg, num_games=args.batch,
+                                     positions_per_game=1))
+  run = jax.jit(functools.partial(evaluate, cfg, value_config.model.encoding, value_model,
+                                  rollout_model, groups, args.rollouts, args.max_rollout_moves))
+  key = jax.random.PRNGKey(args.seed)
+  values, means, targets, moves = [], [], [], []
+  started = time.monotonic()
+  for i in range(-(-args.positions // args.batch)):
+    states, _, game, move_number = sample(table, jax.random.fold_in(key, 2 * i))
+    v, z = jax.device_get(run(value_params, rollout_vars, states, jax.random.fold_in(key, 2 * i + 1)))
+    values.append(v)
+    means.append(z)
+    targets.append(np.asarray(table.winner[game]) * np.asarray(states.to_play))
+    moves.append(np.asarray(move_number))
+    done = (i + 1) * args.batch
+    print(f"{min(done, args.positions)}/{args.positions} positions, "
+          f"{done / (time.monotonic() - started):.2f}/s", flush=True)
+  values, means, targets, moves = (np.concatenate(x)[:args.positions].astype(np.float64)
+                                   for x in (values, means, targets, moves))
+  names = {"value network": values, f"{args.rollouts} rollouts": means}
+  rows = buckets(moves.astype(int), targets, names, args.bucket)
+  overall = {name: float(np.mean((p - targets) ** 2)) for name, p in names.items()}
+  os.makedirs(args.out, exist_ok=True)
+  with open(os.path.join(args.out, "value_accuracy.json"), "w", encoding="utf-8") as f:
+    json.dump({"rows": rows, "overall": overall, "args": vars(args)}, f, indent=1)
+  lines = ["| moves | positions | " + " | ".join(f"MSE, {n}" for n in names) + " |",
+           "|---|---|" + "---|" * len(names)]
+  lines += [f"| {r['moves']} | {r['positions']} | " + " | ".join(f"{r[n]:.3f}" for n in names) + " |"
+            for r in rows]
+  lines.append("| all | " + f"{len(targets)} | " + " | ".join(f"{overall[n]:.3f}" for n in names) + " |")
+  with open(os.path.join(args.out, "value_accuracy.md"), "w", encoding="utf-8") as f:
+    f.write("\n".join(lines) + "\n")
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  fig, ax = plt.subplots(figsize=(7, 4))
+  centres = [int(r["moves"].split("-")[0]) + args.bucket / 2 for r in rows]
+  for name in names:
+    ax.plot(centres, [r[name] for r in rows], marker="o", label=name)
+  ax.set(title="Predicting held-out human games' results (AlphaGo's Fig. 2b)",
+         xlabel="move number", ylabel="mean squared error")
+  ax.grid(alpha=0.3)
+  ax.legend()
+  fig.tight_layout()
+  fig.savefig(os.path.join(args.out, "value_accuracy.png"), dpi=100)
+  print("\n".join(lines))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
