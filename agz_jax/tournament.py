@@ -53,17 +53,33 @@ def _same_game(networks: dict) -> game_lib.Game:
 
 def _match(game, a, b, settings, *, games: int, temperature_moves: int):
   """The jitted match of network a against b (their evaluators are static), or against the
-  game's scripted player b (a name: its variables are then ignored)."""
+  game's scripted player b (a name: its variables are then ignored). Networks of the same
+  shape share one compiled match: a round robin of one run's checkpoints compiles once."""
+  shape = lambda net: net if isinstance(net, str) else (
+      json.dumps(net.config.model.to_dict(), sort_keys=True), net.encoding)
+  return _compiled(game, shape(a), shape(b), a, b, settings, games, temperature_moves)
+
+
+_CACHE = {}
+
+
+def _compiled(game, shape_a, shape_b, a, b, settings, games, temperature_moves):
+  key = (game, shape_a, shape_b, settings, games, temperature_moves)
+  if key in _CACHE:
+    return _CACHE[key]
   eval_a = search.flax_network(game, a.model, a.encoding)
   if isinstance(b, str):
     opponent = game.opponent(b)
-    return jax.jit(lambda va, vb, key: arena.play_match(
+    match = jax.jit(lambda va, vb, key: arena.play_match(
         game, eval_a, va, None, key, num_games=games, search=settings,
         temperature_moves=temperature_moves, moves_b=opponent, per_game=True))
-  eval_b = search.flax_network(game, b.model, b.encoding)
-  return jax.jit(lambda va, vb, key: arena.play_match(
-      game, eval_a, va, vb, key, num_games=games, search=settings,
-      temperature_moves=temperature_moves, evaluator_b=eval_b, per_game=True))
+  else:
+    eval_b = search.flax_network(game, b.model, b.encoding)
+    match = jax.jit(lambda va, vb, key: arena.play_match(
+        game, eval_a, va, vb, key, num_games=games, search=settings,
+        temperature_moves=temperature_moves, evaluator_b=eval_b, per_game=True))
+  _CACHE[key] = match
+  return match
 
 
 def game_lines(name_a: str, name_b: str, result_a, lengths, *, first_game: int,

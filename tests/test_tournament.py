@@ -68,3 +68,14 @@ def test_networks_of_different_games_are_refused(played, tmp_path, capsys):
   assert tournament.main(["--player", f"a={paths['plain']}", "--player", f"b={nine}",
                           "--out", str(tmp_path / "o")]) == 2
   assert "needs one game" in capsys.readouterr().err
+
+
+def test_checkpoints_of_one_shape_share_one_compiled_match(tmp_path):
+  paths = [helpers.make_checkpoint(tmp_path / f"c{i}", size=5, seed=i) for i in range(3)]
+  before = len(tournament._CACHE)
+  args = [a for i, p in enumerate(paths) for a in ("--player", f"c{i}={p}")]
+  assert tournament.main(args + ["--games", "2", "--simulations", "2", "--out",
+                                 str(tmp_path / "rr")]) == 0
+  assert len(tournament._CACHE) == before + 1          # three pairs, one compiled match
+  lines = [json.loads(t) for t in open(tmp_path / "rr" / "results.jsonl")]
+  assert len(lines) == 6 and {x["black"] for x in lines} == {"c0", "c1", "c2"}
