@@ -154,6 +154,25 @@ def test_engine_times_its_searches(monkeypatch):
   assert player.calls[-1] == 32  # 2 s over 27 - 8 // 2 = 23 moves: 43 simulations fit
 
 
+def test_a_time_budget_without_a_simulation_count_starts_from_the_player_s_own(monkeypatch):
+  """`--seconds-per-move` alone: the player's default count is timed like any other, so the
+  clock soon gives the search the simulations that fit (it once stayed at the default)."""
+  fake = types.SimpleNamespace(now=0.0)
+  monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
+
+  class Default(_Proposer):
+    simulations = 64
+
+    def analyse(self, cfg, state, simulations=None):
+      return super().analyse(cfg, state, self.simulations if simulations is None else simulations)
+
+  player = Default(seconds_per_simulation=0.001, clock=fake)
+  engine = gtp.Engine(player, seconds_per_move=0.5, resign_threshold=0.0)
+  for _ in range(3):
+    assert engine.handle("genmove b")[1] and engine.handle("genmove w")[1]
+  assert player.calls[:3] == [64, 64, 64] and player.calls[3] == 256   # 500 fit
+
+
 def test_a_compiling_search_does_not_set_the_clock(monkeypatch):
   fake = types.SimpleNamespace(now=0.0)
   monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))

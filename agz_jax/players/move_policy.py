@@ -93,9 +93,12 @@ class SearchClock:
 
   def analyse(self, player, cfg: go.GoConfig, state: go.GoState,
               simulations: int | None) -> dict:
-    """player.analyse(cfg, state, simulations), timed when it searched."""
+    """player.analyse(cfg, state, simulations), timed when it searched (simulations None:
+    the player's own count, timed as that count)."""
     start = time.perf_counter()
     out = player.analyse(cfg, state, simulations)
+    if simulations is None:
+      simulations = getattr(player, "simulations", 0)
     if simulations and simulations > 0:
       seen = self._searches.get(simulations, 0)
       self._searches[simulations] = seen + 1
