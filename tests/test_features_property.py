@@ -620,3 +620,30 @@ def test_ladder_planes_do_not_depend_on_the_batch(size, text, to_play):
   if bad:
     raise AssertionError(f"{len(bad)} of {batch} copies in one batch differ; the first, copy {bad[0]}:"
                          + describe(ref, setups[0], expected, got[bad[0]]))
+
+
+@pytest.mark.parametrize("lanes, shrink", [(2.0, 1), (0.02, 1), (0.5, 2), (0.25, 8)],
+                         ids=["many_lanes", "one_lane", "narrowing_by_2", "narrowing_by_8"])
+def test_ladder_planes_do_not_depend_on_the_lanes(monkeypatch, lanes, shrink):
+  """How many lanes read a batch's ladders, and how they narrow for the last long readings
+  (LADDER_LANES, LADDER_SHRINK), only changes the speed: the planes must be the default's.
+
+  The batch mixes readings to the depth limit with many short ones, so that lanes fall idle,
+  take new ladders and narrow while long readings go on.
+  """
+  cfg = go.GoConfig(size=7)
+  rng = np.random.default_rng(5)
+  setups = []
+  for text in (DEPTH_14, DEPTH_15):
+    _, black, white = go.parse_board(text)
+    setups += [(black, white, WHITE), (black, white, BLACK)]
+  setups += [ladder_setup(7, rng) for _ in range(28)]
+  states = initial_states(cfg, setups)
+  expected = np.asarray(compiled(cfg)[2](states))
+  assert expected[..., LADDER_CAPTURE].sum() >= 5 and expected[..., LADDER_ESCAPE].sum() >= 5
+  features = sys.modules["agz_jax.go.features"]
+  backend = "cpu" if jax.default_backend() == "cpu" else "accelerator"
+  monkeypatch.setitem(features.LADDER_LANES, backend, lanes)
+  monkeypatch.setitem(features.LADDER_SHRINK, backend, shrink)
+  got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
+  np.testing.assert_array_equal(got, expected)

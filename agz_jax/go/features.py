@@ -66,11 +66,17 @@ from agz_jax.go.state import BLACK, EMPTY, GoState
 # an accelerator runs the lanes side by side, so there more lanes cost little
 # (not yet measured).
 LADDER_LANES = {"cpu": 0.125, "accelerator": 2.0}
+# How the lanes narrow for the last long readings (see `ladders.read`): on a CPU a
+# step costs in proportion to its lanes; an accelerator runs them side by side.
+LADDER_SHRINK = {"cpu": 4, "accelerator": 1}
+
+
+def _backend() -> str:
+  return "cpu" if jax.default_backend() == "cpu" else "accelerator"
 
 
 def _ladder_lanes(num_boards: int) -> int:
-  per_position = LADDER_LANES["cpu" if jax.default_backend() == "cpu" else "accelerator"]
-  return max(1, int(per_position * num_boards))
+  return max(1, int(LADDER_LANES[_backend()] * num_boards))
 
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
@@ -221,7 +227,8 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     return ladders.Ladder(board2, names2, chased, jnp.where(is_capture, -mover, mover),
                           ~is_capture, jnp.where(is_capture, capture_status, escape_status))
 
-  outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards))
+  outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards),
+                         shrink=LADDER_SHRINK[_backend()])
   # (outcome is UNDECIDED past `count`: no hit there)
   is_capture, b, move, _ = jax.vmap(which)(jnp.arange(2 * size))
   where = b * (p + 1) + move

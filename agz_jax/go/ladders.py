@@ -21,7 +21,10 @@ position at every level of the path is kept, so going back costs nothing.
 `read` reads any number of ladders on a fixed number of lanes: a lane whose
 ladder is decided takes the next one at once, so a few long readings do not
 hold up the rest, and the loop runs about (total moves tried) / lanes steps
-plus the longest reading.
+plus the longest reading. Where a step costs in proportion to its lanes (a
+CPU), the lanes narrow once every ladder is handed out and few readings are
+left: on human positions one reading in a thousand takes hundreds of moves,
+and the narrowing halved the time of AlphaGo's planes.
 
 Chains on the copy are tracked by names, as in `GoState.chain`: a play renames
 the chains it joins after the new stone and removed chains lose their names, so
@@ -57,6 +60,12 @@ def liberties_of(cfg: GoConfig, board, names, chain) -> jnp.ndarray:
   return jnp.sum(dilate(cfg, names == chain) & (board == EMPTY))
 
 
+def _named(names, chains) -> jnp.ndarray:
+  """[P] bool: the points of the chains named `chains` [4] (-1: none). Four compares of
+  the whole board rather than one [P, 4] compare: XLA on CPU vectorizes these far better."""
+  return functools.reduce(jnp.logical_or, [names == chains[j] for j in range(chains.shape[0])])
+
+
 def _around(cfg: GoConfig, x, board, names):
   """Colour and chain name of the four neighbours of point x: ([4], [4]), 2 and P off the board."""
   p = cfg.num_points
@@ -75,14 +84,14 @@ def play(cfg: GoConfig, board, names, x, colour):
   nbr_colour, nbr_name = _around(cfg, x, board, names)
   own = jnp.where(nbr_colour == colour, nbr_name, -1)
   at_x = jnp.arange(p) == x
-  joined = jnp.any(names[:, None] == own[None, :], axis=1) | at_x
+  joined = _named(names, own) | at_x
   names = jnp.where(joined, x, names)
   board = jnp.where(at_x, colour, board).astype(board.dtype)
   enemy = jnp.where(nbr_colour == -colour, nbr_name, -1)
   breathing = dilate(cfg, board == EMPTY)                                      # [P]
   alive = jnp.any((names[None, :] == enemy[:, None]) & breathing[None, :], axis=1)
   dead = (enemy >= 0) & ~alive
-  removed = jnp.any((names[:, None] == enemy[None, :]) & dead[None, :], axis=1)
+  removed = _named(names, jnp.where(dead, enemy, -1))
   board = jnp.where(removed, EMPTY, board).astype(board.dtype)
   names = jnp.where(removed, p, names)
   # A play that captures has the captured points for liberties.
@@ -166,7 +175,7 @@ def _escape_value(cfg: GoConfig, board, names, chain, x, escaper):
   nbr_colour, nbr_name = _around(cfg, x, board, names)
   own = jnp.where(nbr_colour == escaper, nbr_name, -1)
   at_x = jnp.arange(cfg.num_points) == x
-  group = (names == chain) | jnp.any(names[:, None] == own[None, :], axis=1) | at_x
+  group = (names == chain) | _named(names, own) | at_x
   return jnp.sum(dilate(cfg, group) & (board == EMPTY) & ~at_x)
 
 
@@ -248,17 +257,22 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
       status=status, tries=tries)
 
 
-def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int) -> jnp.ndarray:
+def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1) -> jnp.ndarray:
   """Reads ladders 0 .. count - 1 on `lanes` lanes.
 
   Args:
     cfg: the game's configuration.
     count: [] int32, how many ladders (at most `capacity`).
     capacity: the most ladders there may be.
-    ladder_at: i -> Ladder, where ladder i starts (vmapped over the lanes).
+    ladder_at: i -> Ladder, where ladder i starts (vmapped over the lanes that
+      take a new ladder at a step).
     lanes: readings in progress at once; the loop's cost is about lanes times
       its steps, and it takes about (total moves tried) / lanes steps plus the
       longest reading.
+    shrink: once every ladder has been handed out and at most lanes / shrink
+      readings are left, they move onto lanes / shrink lanes, and so on down to
+      one lane. Where a step costs in proportion to its lanes (a CPU), the few
+      long readings at the end then cost little; 1 keeps all the lanes.
 
   Returns:
     [capacity] int32: CAPTURED or ESCAPED for each ladder below `count`
@@ -267,44 +281,71 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int) -> jnp.ndar
   p, levels = cfg.num_points, _levels(cfg)
   lanes = max(1, min(lanes, capacity))
   count = jnp.asarray(count, jnp.int32)
-  load = jax.vmap(ladder_at)
+  widths = [lanes]
+  while shrink > 1 and widths[-1] > 1:
+    widths.append(max(1, widths[-1] // shrink))
 
-  def hand_in(carry):
-    """Decided readings give their outcome; their lanes take the next ladders."""
+  def hand_in(carry, slots):
+    """Decided readings give their outcome; up to `slots` of their lanes take the next ladders."""
+    r, index, head, outcomes = carry
+    n = index.shape[0]
+    wanted = (r.status != UNDECIDED) & ((index < capacity) | (head < count))
+    lane = jnp.nonzero(wanted, size=slots, fill_value=n)[0]                  # [slots], n: none
+    valid = lane < n
+    at = jnp.minimum(lane, n - 1)
+    outcomes = outcomes.at[jnp.where(valid, index[at], capacity)].set(r.status[at], mode="drop")
+    taken = head + jnp.cumsum(valid) - 1
+    new_index = jnp.where(valid & (taken < count), taken, capacity)
+    fresh = jax.vmap(ladder_at)(jnp.minimum(new_index, capacity - 1))
+    put = lambda a, v: a.at[lane].set(v, mode="drop")                      # (lane n: dropped)
+    r = Reading(
+        boards=r.boards.at[lane, 0].set(fresh.board, mode="drop"),
+        names=r.names.at[lane, 0].set(fresh.names, mode="drop"),
+        kos=r.kos.at[lane, 0].set(p, mode="drop"),
+        next_try=r.next_try.at[lane, 0].set(0, mode="drop"),
+        level=put(r.level, 0), stone=put(r.stone, fresh.stone), escaper=put(r.escaper, fresh.escaper),
+        chaser_first=put(r.chaser_first, fresh.chaser_first),
+        status=put(r.status, jnp.where(new_index < capacity, fresh.status, ESCAPED)),
+        tries=put(r.tries, 0))
+    # A ladder decided where it starts is handed in at a later step.
+    return r, put(index, new_index), head + jnp.sum(valid), outcomes
+
+  def phase(carry, width, then):
+    """Reads until no ladder is left to hand out and at most `then` lanes read (None: all done)."""
+    slots = max(1, width // 4)  # lanes freed per step: about lanes / (mean moves per reading)
+
+    def body(carry):
+      r, index, head, outcomes = carry
+      wanted = (r.status != UNDECIDED) & ((index < capacity) | (head < count))
+      carry = jax.lax.cond(jnp.any(wanted), lambda c: hand_in(c, slots), lambda c: c, carry)
+      r, index, head, outcomes = carry
+      return jax.vmap(functools.partial(_step, cfg))(r), index, head, outcomes
+
+    def busy(carry):
+      r, index, head, _ = carry
+      if then is None:
+        return jnp.any(index < capacity) | (head < count)
+      reading = jnp.sum((index < capacity) & (r.status == UNDECIDED))
+      return (head < count) | (reading > then)
+
+    return jax.lax.while_loop(busy, body, carry)
+
+  def narrow(carry, width):
+    """Hands in every decided reading and moves the rest onto the first `width` lanes."""
     r, index, head, outcomes = carry
     done = r.status != UNDECIDED
     outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
-    taken = head + jnp.cumsum(done) - 1
-    index = jnp.where(done, jnp.where(taken < count, taken, capacity), index)
-    fresh = load(jnp.minimum(index, capacity - 1))
-    fresh = fresh._replace(status=jnp.where(index < capacity, fresh.status, ESCAPED))
-    new = lambda a, b: jnp.where(done, a, b)
-    r = r._replace(
-        boards=r.boards.at[:, 0].set(jnp.where(done[:, None], fresh.board, r.boards[:, 0])),
-        names=r.names.at[:, 0].set(jnp.where(done[:, None], fresh.names, r.names[:, 0])),
-        kos=r.kos.at[:, 0].set(new(p, r.kos[:, 0])),
-        next_try=r.next_try.at[:, 0].set(new(0, r.next_try[:, 0])),
-        level=new(0, r.level), stone=new(fresh.stone, r.stone),
-        escaper=new(fresh.escaper, r.escaper), chaser_first=new(fresh.chaser_first, r.chaser_first),
-        status=new(fresh.status, r.status), tries=new(0, r.tries))
-    # A ladder decided where it starts is handed in at the next step.
-    return r, index, head + jnp.sum(done), outcomes
-
-  def body(carry):
-    r, index, head, outcomes = carry
-    done = r.status != UNDECIDED
-    work = jnp.any(done & (index < capacity)) | (jnp.any(done) & (head < count))
-    carry = jax.lax.cond(work, hand_in, lambda c: c, carry)
-    r, index, head, outcomes = carry
-    return jax.vmap(functools.partial(_step, cfg))(r), index, head, outcomes
-
-  def busy(carry):
-    r, index, head, _ = carry
-    return jnp.any(index < capacity) | (head < count)
+    keep = jnp.argsort(done | (index >= capacity), stable=True)[:width]
+    r = jax.tree.map(lambda a: a[keep], r)
+    return r, jnp.where(done, capacity, index)[keep], head, outcomes
 
   zeros = lambda *shape: jnp.zeros((lanes,) + shape, jnp.int32)
   idle = Reading(zeros(levels, p), zeros(levels, p), zeros(levels), zeros(levels), zeros(),
                  zeros(), zeros(), jnp.zeros(lanes, bool), jnp.full(lanes, ESCAPED), zeros())
   outcomes = jnp.full(capacity, UNDECIDED, jnp.int32)
-  start = (idle, jnp.full(lanes, capacity, jnp.int32), jnp.int32(0), outcomes)
-  return jax.lax.while_loop(busy, body, start)[3]
+  carry = (idle, jnp.full(lanes, capacity, jnp.int32), jnp.int32(0), outcomes)
+  for i, width in enumerate(widths):
+    if i:
+      carry = narrow(carry, width)
+    carry = phase(carry, width, widths[i + 1] if i + 1 < len(widths) else None)
+  return carry[3]
