@@ -144,11 +144,14 @@ def test_engine_times_its_searches(monkeypatch):
   monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
   player = _Proposer(seconds_per_simulation=0.002, clock=fake)
   engine = gtp.Engine(player, simulations=8, seconds_per_move=0.5, resign_threshold=0.0)
-  for _ in range(4):
-    assert engine.handle("genmove b")[1] and engine.handle("genmove w")[1]
+  assert engine.handle("genmove b")[1]
   # The first two searches at a count may compile: the third is the first one timed, and
-  # then 0.5 s / 0.002 s = 250 simulations fit.
-  assert player.calls[:4] == [8, 8, 8, 128]
+  # then 0.5 s / 0.002 s = 250 simulations fit. The clock learns that before the first move
+  # (searches whose results are dropped), so that move already searches 128.
+  assert player.calls == [8, 8, 8, 128]
+  for _ in range(3):
+    assert engine.handle("genmove w")[1] and engine.handle("genmove b")[1]
+  assert player.calls[4:] == [128] * 6
   assert engine.handle("time_left b 2 0")[1]
   assert engine.handle("genmove b")[1]
   assert player.calls[-1] == 32  # 2 s over 27 - 8 // 2 = 23 moves: 43 simulations fit
@@ -168,9 +171,8 @@ def test_a_time_budget_without_a_simulation_count_starts_from_the_player_s_own(m
 
   player = Default(seconds_per_simulation=0.001, clock=fake)
   engine = gtp.Engine(player, seconds_per_move=0.5, resign_threshold=0.0)
-  for _ in range(3):
-    assert engine.handle("genmove b")[1] and engine.handle("genmove w")[1]
-  assert player.calls[:3] == [64, 64, 64] and player.calls[3] == 256   # 500 fit
+  assert engine.handle("genmove b")[1]
+  assert player.calls == [64, 64, 64, 256]   # timed before the first move: 500 fit
 
 
 def test_a_compiling_search_does_not_set_the_clock(monkeypatch):

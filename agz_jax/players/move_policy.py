@@ -91,6 +91,19 @@ class SearchClock:
     sims = budget / self.seconds_per_simulation
     return int(2 ** max(int(math.log2(floor)), min(12, math.floor(math.log2(max(sims, 1))))))
 
+  def calibrate(self, player, cfg: go.GoConfig, state: go.GoState,
+                simulations: int | None) -> None:
+    """Times searches of the position at `simulations` (None: the player's own count), their
+    results dropped, until the clock has learned a simulation's time: the first move under a
+    budget then already gets the simulations that fit it, not the default count. The first
+    search compiles; the rest take about as long as that count's searches do."""
+    if not (simulations or getattr(player, "simulations", 0)):
+      return  # nothing searches: nothing to time
+    for _ in range(self.WARM_AFTER + 1):
+      if self.seconds_per_simulation is not None:
+        return
+      self.analyse(player, cfg, state, simulations)
+
   def analyse(self, player, cfg: go.GoConfig, state: go.GoState,
               simulations: int | None) -> dict:
     """player.analyse(cfg, state, simulations), timed when it searched (simulations None:
@@ -132,6 +145,8 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
     out = player.analyse(cfg, state, seconds=budget)
   else:
     floor = getattr(player, "min_simulations", 8)
+    if budget is not None and clock.seconds_per_simulation is None:
+      clock.calibrate(player, cfg, state, rules.simulations)
     out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
   if log is not None:
     log(search_line(cfg, state, out, time.perf_counter() - began))
