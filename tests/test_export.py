@@ -25,3 +25,18 @@ def test_an_exported_network_plays_like_its_checkpoint(tmp_path, capsys):
   assert "exists: give a new folder" in capsys.readouterr().err
   assert export.main([str(tmp_path / "none"), str(tmp_path / "x")]) == 2
   assert "does not exist" in capsys.readouterr().err
+
+
+def test_the_shipped_9x9_network_knows_some_go():
+  """pretrained/zero-9x9 (BENCHMARKS.md: 70-30 against GNU Go level 1): it opens away from the
+  edges, and takes a group in atari in the middle of the board, winning on it."""
+  from agz_jax import go  # pylint: disable=import-outside-toplevel
+  player = players.load_player(players.pretrained_path("zero-9x9"), simulations=64, seed=0)
+  cfg = go.GoConfig(size=9, komi=7.5)
+  row, col = divmod(player.analyse(cfg, go.init(cfg))["action"], 9)
+  assert min(row, col, 8 - row, 8 - col) >= 2, (row, col)
+  # White's E5-E6 has one liberty, E4; black to play.
+  moves = ("D5", "E5", "F5", "E6", "D6", "A1", "F6", "A9", "E7", "J1")
+  out = player.analyse(cfg, go.play(cfg, [go.gtp_to_action(cfg, v) for v in moves]))
+  assert go.action_to_gtp(cfg, out["action"]) == "E4"
+  assert out["value"] > 0.5
