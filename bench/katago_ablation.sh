@@ -4,7 +4,9 @@
 #
 #   bench/katago_ablation.sh ARM CORE SECONDS [WORKROOT]
 #
-# ARM: all | no_ownership_score | no_pooling | no_opponent | no_playout_cap | baseline
+# ARM: all | no_ownership_score | no_pooling | no_opponent | no_playout_cap | baseline, or the
+# PUCT pair for forced playouts: puct_forced (all, PUCT search with forced playouts and policy
+# target pruning) | puct (the same without them); give the pair a WORKROOT of its own.
 # Two arms at once, one per core, get the same compute each.
 set -euo pipefail
 arm=$1 core=$2 seconds=$3 root=${4:-workdir/ablation}
@@ -12,6 +14,7 @@ off_ownership="--config.model.ownership_head=False --config.model.score_head=Fal
 off_pooling="--config.model.global_pooling=False"
 off_opponent="--config.model.opponent_policy_head=False"
 off_cap="--config.selfplay.playout_cap_randomization=False"
+puct="--config.search.algorithm=puct"
 case $arm in
   all) flags="" ;;
   no_ownership_score) flags=$off_ownership ;;
@@ -19,7 +22,10 @@ case $arm in
   no_opponent) flags=$off_opponent ;;
   no_playout_cap) flags=$off_cap ;;
   baseline) flags="$off_ownership $off_pooling $off_opponent $off_cap" ;;
-  *) echo "unknown arm $arm: all, no_ownership_score, no_pooling, no_opponent, no_playout_cap, baseline" >&2
+  puct_forced) flags="$puct --config.search.forced_playouts=True" ;;
+  puct) flags=$puct ;;
+  *) echo "unknown arm $arm: all, no_ownership_score, no_pooling, no_opponent, no_playout_cap," \
+          "baseline, puct_forced, puct" >&2
      exit 2 ;;
 esac
 mkdir -p "$root"

@@ -9,7 +9,8 @@ improvement off with an override, the baseline switches all of them off:
       --workdir workdir/ablation/no_pooling --time_limit 1800 --config.model.global_pooling=False
 
 The search is Gumbel's, as in every CPU config: forced playouts are for the
-PUCT search only (its ablation pair sets --config.search.algorithm=puct).
+PUCT search only; their pair (bench/katago_ablation.sh puct_forced | puct) sets
+--config.search.algorithm=puct, with and without --config.search.forced_playouts=True.
 """
 
 from configs import cpu_9x9
