@@ -285,12 +285,16 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
   while shrink > 1 and widths[-1] > 1:
     widths.append(max(1, widths[-1] // shrink))
 
+  def wanted(carry):
+    """[lanes] bool: decided readings with an outcome to give or a ladder left to take."""
+    r, index, head, _ = carry
+    return (r.status != UNDECIDED) & ((index < capacity) | (head < count))
+
   def hand_in(carry, slots):
     """Decided readings give their outcome; up to `slots` of their lanes take the next ladders."""
     r, index, head, outcomes = carry
     n = index.shape[0]
-    wanted = (r.status != UNDECIDED) & ((index < capacity) | (head < count))
-    lane = jnp.nonzero(wanted, size=slots, fill_value=n)[0]                  # [slots], n: none
+    lane = jnp.nonzero(wanted(carry), size=slots, fill_value=n)[0]                  # [slots], n: none
     valid = lane < n
     at = jnp.minimum(lane, n - 1)
     outcomes = outcomes.at[jnp.where(valid, index[at], capacity)].set(r.status[at], mode="drop")
@@ -315,9 +319,7 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
     slots = max(1, width // 4)  # lanes freed per step: about lanes / (mean moves per reading)
 
     def body(carry):
-      r, index, head, outcomes = carry
-      wanted = (r.status != UNDECIDED) & ((index < capacity) | (head < count))
-      carry = jax.lax.cond(jnp.any(wanted), lambda c: hand_in(c, slots), lambda c: c, carry)
+      carry = jax.lax.cond(jnp.any(wanted(carry)), lambda c: hand_in(c, slots), lambda c: c, carry)
       r, index, head, outcomes = carry
       return jax.vmap(functools.partial(_step, cfg))(r), index, head, outcomes
 
