@@ -17,6 +17,15 @@ greedy), which plays every network but not the other scripted players:
 
   python -m agz_jax.tournament --player boxes=workdir/dots_3x3 --opponent random \
       --opponent greedy --games 100 --simulations 64 --out matches/dots_3x3
+
+`--policy-only` compares Go policy networks without search, the way AlphaGo's
+paper compares its RL and SL policies: every move of both sides is sampled
+from the policy over the sensible moves (legal, not filling one's own eye), a
+side with none passes, and each game is played to the end and scored:
+
+  python -m agz_jax.tournament --player rl=workdir/rl_policy_cpu \
+      --player sl=pretrained/alphago-19x19/sl_policy --policy-only --games 200 \
+      --out matches/rl_vs_sl
 """
 
 import argparse
@@ -27,8 +36,9 @@ import sys
 import time
 
 import jax
+import jax.numpy as jnp
 
-from agz_jax import arena, game as game_lib, search
+from agz_jax import arena, game as game_lib, go, search
 from agz_jax.metrics import format_eta
 
 
@@ -82,6 +92,41 @@ def _compiled(game, shape_a, shape_b, a, b, settings, games, temperature_moves):
   return match
 
 
+def check_policies(game: game_lib.Game, networks: dict) -> None:
+  """Raises a ValueError naming the first network that cannot play a --policy-only match: one
+  with a value output, or with another architecture or planes than the first (the games of a
+  pair run through one compiled policy)."""
+  if game.module is not go:
+    raise ValueError(f"--policy-only plays Go policy networks; these play {game.module.__name__}")
+  (first, net), *_ = networks.items()
+  for name, other in networks.items():
+    if other.has_value:
+      raise ValueError(f"--policy-only: {name} has a value output; it compares policy networks "
+                       "(tasks sl_policy, rl_policy): drop --policy-only to search with it")
+    if (other.config.model.to_dict(), other.encoding) != (net.config.model.to_dict(), net.encoding):
+      raise ValueError(f"--policy-only: {name} is a {other.name} on {other.encoding}, {first} a "
+                       f"{net.name} on {net.encoding}: compare networks of one architecture")
+
+
+def _policy_match(game, a, games: int):
+  """The jitted match of two policies alone (a's architecture for both): (params_a, params_b,
+  key) -> the outcome dict of _match."""
+  key = ("policy", game, json.dumps(a.config.model.to_dict(), sort_keys=True), a.encoding, games)
+  if key not in _CACHE:
+    from agz_jax.training import rl_policy  # pylint: disable=import-outside-toplevel
+
+    def match(params_a, params_b, rng_key):
+      played = rl_policy.play_games(game.cfg, a.encoding, a.model, params_a, params_b, rng_key,
+                                    num_games=games, record=False)
+      z = played.z
+      return {"wins": jnp.sum(z > 0), "losses": jnp.sum(z < 0), "draws": jnp.sum(z == 0),
+              "length": jnp.mean(played.length.astype(jnp.float32)), "result_a": z,
+              "lengths": played.length}
+
+    _CACHE[key] = jax.jit(match)
+  return _CACHE[key]
+
+
 def game_lines(name_a: str, name_b: str, result_a, lengths, *, first_game: int,
                cfg) -> list[dict]:
   """results.jsonl lines of one pair's games (a moves first in the first half)."""
@@ -113,6 +158,9 @@ def main(argv=None) -> int:
   parser.add_argument("--algorithm", default="gumbel", choices=search.ALGORITHMS[:2])
   parser.add_argument("--temperature-moves", type=int, default=4,
                       help="moves sampled from the search policy at the start of each game")
+  parser.add_argument("--policy-only", action="store_true",
+                      help="Go policy networks without search: every move sampled from the "
+                           "policy over sensible moves (AlphaGo's RL-against-SL comparison)")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--out", required=True, help="output directory (results.jsonl)")
   args = parser.parse_args(argv)
@@ -130,6 +178,10 @@ def main(argv=None) -> int:
     game = _same_game(networks)
     for name in args.opponent:
       game.opponent(name)  # raises for a player the game has not
+    if args.policy_only:
+      if args.opponent:
+        raise ValueError("--policy-only compares networks: drop --opponent")
+      check_policies(game, networks)
     out = os.path.join(args.out, "results.jsonl")
     if os.path.exists(out):
       raise ValueError(f"{out} exists: give a new --out")
@@ -144,12 +196,18 @@ def main(argv=None) -> int:
   with open(out, "w", encoding="utf-8") as f:
     for number, (name_a, name_b) in enumerate(pairs):
       a, b = networks[name_a], networks.get(name_b, name_b)
-      settings = a.search_config(algorithm=args.algorithm, simulations=args.simulations,
-                                 considered_actions=16)
-      match = _match(game, a, b, settings, games=args.games,
-                     temperature_moves=args.temperature_moves)
-      variables_b = None if isinstance(b, str) else b.variables
-      outcome = jax.device_get(match(a.variables, variables_b, jax.random.fold_in(key, number)))
+      if args.policy_only:
+        match = _policy_match(game, a, args.games)
+        outcome = jax.device_get(match(a.variables["params"], b.variables["params"],
+                                       jax.random.fold_in(key, number)))
+      else:
+        settings = a.search_config(algorithm=args.algorithm, simulations=args.simulations,
+                                   considered_actions=16)
+        match = _match(game, a, b, settings, games=args.games,
+                       temperature_moves=args.temperature_moves)
+        variables_b = None if isinstance(b, str) else b.variables
+        outcome = jax.device_get(match(a.variables, variables_b,
+                                       jax.random.fold_in(key, number)))
       for line in game_lines(name_a, name_b, outcome["result_a"], outcome["lengths"],
                              first_game=played, cfg=game.cfg):
         f.write(json.dumps(line) + "\n")

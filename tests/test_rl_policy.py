@@ -15,7 +15,7 @@ from agz_jax import go, nets, training
 from agz_jax.training import rl_policy
 
 import helpers
-from configs import rl_policy_cpu, sl_policy_cpu
+from configs import cpu_9x9, rl_policy_cpu, sl_policy_cpu
 
 CFG = go.GoConfig(size=5, komi=0.5, history=8, max_moves=40)
 ENCODING = "agz17"
@@ -170,3 +170,39 @@ def test_bad_settings_are_named(sl_checkpoint):
       training.make_task(_rl_config(sl_checkpoint, **overrides))
   with pytest.raises(FileNotFoundError):
     training.make_task(_rl_config(sl_checkpoint, **{"rl.init_from": "/nonexistent"}))
+
+
+def test_policies_alone_are_compared_in_a_round_robin(sl_checkpoint, tmp_path, capsys):
+  """`tournament --policy-only` (AlphaGo's RL-against-SL comparison): its results are the games
+  of rl_policy.play_games with the first player as the learner, black in the first half; the
+  second policy's weights take part; value networks and other architectures get one line."""
+  from agz_jax import tournament  # pylint: disable=import-outside-toplevel
+  from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
+  other = helpers.make_checkpoint(tmp_path / "other", config=sl_config(), seed=7)
+  out = tmp_path / "rr"
+  assert tournament.main(["--player", f"a={sl_checkpoint}", "--player", f"b={other}",
+                          "--policy-only", "--games", "8", "--seed", "5", "--out",
+                          str(out)]) == 0
+  lines = [json.loads(t) for t in open(out / "results.jsonl")]
+  assert [line["black"] for line in lines] == ["a"] * 4 + ["b"] * 4
+  a, b = load_network(sl_checkpoint), load_network(other)
+  cfg = go.GoConfig(size=5, komi=0.5, history=8, max_moves=50)
+  play = lambda pb: rl_policy.play_games(cfg, ENCODING, a.model, a.variables["params"], pb,
+                                         jax.random.fold_in(jax.random.PRNGKey(5), 0),
+                                         num_games=8, record=False)
+  played = play(b.variables["params"])
+  expected = ["a" if z > 0 else ("b" if z < 0 else None) for z in np.asarray(played.z)]
+  assert [line["winner"] for line in lines] == expected
+  assert [line["moves"] for line in lines] == [int(n) for n in played.length]
+  # Policy b's weights play: with a's weights on both sides the same key gives other games.
+  assert not np.array_equal(np.asarray(play(a.variables["params"]).moves),
+                            np.asarray(played.moves))
+  resnet_config = cpu_9x9.get_config()
+  resnet_config.game.size, resnet_config.game.komi, resnet_config.game.max_moves = 5, 0.5, 50
+  resnet = helpers.make_checkpoint(tmp_path / "resnet", config=resnet_config)
+  wider = helpers.make_checkpoint(tmp_path / "wider", config=sl_config(), filters=16)
+  for path, message in ((resnet, "has a value output"), (wider, "one architecture")):
+    assert tournament.main(["--player", f"a={sl_checkpoint}", "--player", f"b={path}",
+                            "--policy-only", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
