@@ -105,9 +105,11 @@ def test_the_reinforce_loss_is_the_sum_over_the_learner_s_moves(games, model_and
     return total / 6
 
   want_loss, want = jax.value_and_grad(direct)(params)
-  for chunk in (3, 7):   # chunks that cut the plies unevenly, and ones past the end
-    loss, got = jax.jit(functools.partial(rl_policy.reinforce_gradients, model, chunk=chunk))(
-        params, games)
+  # Chunks that cut the plies unevenly, and ones past the end; the loop that stops after the
+  # longest game (accelerators) and every chunk unrolled (CPUs).
+  for chunk, unroll in ((3, False), (7, False), (3, True), (7, True)):
+    loss, got = jax.jit(functools.partial(rl_policy.reinforce_gradients, model, chunk=chunk,
+                                          unroll=unroll))(params, games)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5, atol=1e-6)
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6), got, want)
 

@@ -165,11 +165,16 @@ def play_games(cfg: go.GoConfig, encoding: str, model, learner, opponent, key: j
                sampled=sampled, moves=moves, entropy=entropy[0] / jnp.maximum(entropy[1], 1.0))
 
 
-def reinforce_gradients(model, params, games: Games, *, chunk: int):
+def reinforce_gradients(model, params, games: Games, *, chunk: int, unroll: bool | None = None):
   """(loss, gradients) of REINFORCE over the learner's sampled moves:
   loss = -(1/G) sum_t z log p(a_t | s_t), computed `chunk` plies at a time (a batch of whole
-  games does not fit one forward pass) up to the longest game, gradients summed over the
-  chunks."""
+  games does not fit one forward pass) up to the longest game (on a CPU: up to the buffer's
+  end), gradients summed over the chunks.
+
+  Args:
+    unroll: every chunk in straight-line code (None: on a CPU) instead of a loop that stops
+      after the longest game.
+  """
   games = jax.tree.map(jnp.asarray, games)
   rows, half = games.action.shape
   num_games = 2 * half
@@ -186,15 +191,23 @@ def reinforce_gradients(model, params, games: Games, *, chunk: int):
     use = games.sampled[t_safe] & (t < rows)[:, None]
     return -jnp.sum(jnp.where(use, z * chosen, 0.0)) / num_games
 
-  def body(carry):
-    c, loss, grads = carry
+  def add(carry, c):
+    loss, grads = carry
     value, g = jax.value_and_grad(chunk_loss)(params, c)
-    return c + 1, loss + value, jax.tree.map(jnp.add, grads, g)
+    return (loss + value, jax.tree.map(jnp.add, grads, g))
 
+  zeros = (jnp.float32(0.0), jax.tree.map(jnp.zeros_like, params))
+  if unroll or (unroll is None and jax.default_backend() == "cpu"):
+    # XLA:CPU computes a convolution's gradient about 20x slower inside a while loop or a
+    # cond than in straight-line code (a 6 x 48 policy on 64 positions: 7.4 s against
+    # 0.33 s): every chunk up to rows, unrolled, the ones after the longest game included.
+    (loss, grads), _ = jax.lax.scan(lambda carry, c: (add(carry, c), None), zeros,
+                                    jnp.arange((rows + chunk - 1) // chunk), unroll=True)
+    return loss, grads
   chunks = (jnp.max(games.length) + chunk - 1) // chunk
-  zeros = jax.tree.map(jnp.zeros_like, params)
-  _, loss, grads = jax.lax.while_loop(lambda carry: carry[0] < chunks, body,
-                                      (jnp.int32(0), jnp.float32(0.0), zeros))
+  _, (loss, grads) = jax.lax.while_loop(lambda carry: carry[0] < chunks,
+                                        lambda carry: (carry[0] + 1, add(carry[1], carry[0])),
+                                        (jnp.int32(0), zeros))
   return loss, grads
 
 
