@@ -35,9 +35,14 @@ FIGURES = {
                                                ("val_top5", "validation top-5"),
                                                ("train_top1", "training top-1")], "accuracy"),
     "elo.png": ("Elo of the current network (first network = 0)", [("elo", "Elo")], "Elo"),
-    "game_length.png": ("Self-play game length", [("game_length", "mean moves per game")], "moves"),
+    "game_length.png": ("Game length (self-play or RL policy games)", [("game_length", "mean moves per game")], "moves"),
     "speed.png": ("Speed (self-play or training positions)", [("positions_per_s", "positions / s")],
                   "positions / s"),
+    "win_rate.png": ("Win rates", [("win_rate", "RL policy: against the sampled snapshot"),
+                                   ("eval_win_rate", "evaluation: against the SL policy (RL) "
+                                                     "or the previous network (self-play)")],
+                     "share of games won"),
+    "entropy.png": ("Policy entropy", [("policy_entropy", "entropy of the policy")], "nats"),
 }
 
 # Metrics with a known value before the first iteration: the Elo curve starts

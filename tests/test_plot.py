@@ -74,3 +74,14 @@ def test_the_elo_curve_against_wall_time(tmp_path, capsys):
                         (tmp_path / "none.json", "no ratings file")):
     with pytest.raises(SystemExit, match=message):
       plot.main(["--workdir", str(tmp_path / "run"), "--ratings", str(path)])
+
+
+def test_an_rl_policy_run_gets_its_win_rates_and_entropy(tmp_path):
+  _write(tmp_path, [{"iteration": i, "time": 30 * i, "win_rate": 0.4 + i / 100,
+                     "policy_entropy": 2.4 - i / 50, "game_length": 430.0,
+                     **({"eval_win_rate": 0.5 + i / 100} if i % 5 == 0 else {})}
+                    for i in range(1, 21)])
+  names = sorted(os.path.basename(p) for p in plot.plot(str(tmp_path)))
+  assert names == ["entropy.png", "game_length.png", "win_rate.png"]
+  assert plot._points(plot.read_metrics(str(tmp_path)), "eval_win_rate") == [
+      (i, 0.5 + i / 100) for i in (5, 10, 15, 20)]
