@@ -198,9 +198,9 @@ def reinforce_gradients(model, params, games: Games, *, chunk: int, unroll: bool
 
   zeros = (jnp.float32(0.0), jax.tree.map(jnp.zeros_like, params))
   if unroll or (unroll is None and jax.default_backend() == "cpu"):
-    # XLA:CPU computes a convolution's gradient about 20x slower inside a while loop or a
-    # cond than in straight-line code (a 6 x 48 policy on 64 positions: 7.4 s against
-    # 0.33 s): every chunk up to rows, unrolled, the ones after the longest game included.
+    # XLA:CPU computes convolution gradients far slower inside a while loop or a cond than
+    # in straight-line code (bench/rl_update.py: 26x for the 6 x 48 policy): every chunk up
+    # to rows, unrolled, the ones after the longest game included.
     (loss, grads), _ = jax.lax.scan(lambda carry, c: (add(carry, c), None), zeros,
                                     jnp.arange((rows + chunk - 1) // chunk), unroll=True)
     return loss, grads
