@@ -3,6 +3,9 @@ the packed files, and training on self-play positions and on human games (tiny s
 
 import functools
 import json
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +20,7 @@ import helpers
 from configs import sl_policy_cpu, value_cpu
 from test_sl_policy import random_game
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CFG = go.GoConfig(size=5, komi=0.5, history=8, max_moves=40)
 
 
@@ -64,16 +68,17 @@ def test_one_position_per_game_replays(policies):
   position is s_{U+1} with the result from its mover's view."""
   _, model, sl_params = value_data.load_policy(policies[0])
   _, _, rl_params = value_data.load_policy(policies[1])
-  play = jax.jit(functools.partial(value_data.generate, CFG, model, policy_encoding="alphago48",
-                                   encoding="alphago49", num_games=8, u_max=12))
-  planes, z, u, kept, moves = jax.device_get(play(sl_params, rl_params, jax.random.PRNGKey(4)))
+  play = value_data.player(CFG, model, None, policy_encoding="alphago48", encoding="alphago49")
+  games = value_data.draw_games(jax.random.PRNGKey(4), 8, 12)
+  planes, z, u, kept, moves = jax.device_get(play(sl_params, rl_params, games))
   assert kept.sum() >= 5 and set(np.unique(u)) <= set(range(1, 13))
+  assert (np.diff(u) >= 0).all()  # sorted, so that each device's games need one network longer
   features = jax.jit(lambda s: go.features(CFG, s, "alphago49"))
   sensible_fn = jax.jit(functools.partial(go.sensible_moves, CFG))
   for g in np.flatnonzero(kept):
     state = go.init(CFG)
     for t in range(int(u[g])):
-      move = int(moves[t, g])
+      move = int(moves[g, t])
       if t + 1 < u[g]:
         sensible = np.asarray(sensible_fn(state))
         assert sensible[move] or (move == CFG.pass_action and not sensible.any())
@@ -85,26 +90,62 @@ def test_one_position_per_game_replays(policies):
     # Play the rest of the game and score it.
     t = int(u[g])
     while not bool(state.terminated):
-      state = go.step(CFG, state, int(moves[t, g]))
+      state = go.step(CFG, state, int(moves[g, t]))
       t += 1
     assert z[g] == mover * float(go.result(CFG, state))
 
 
+def _generate(policies, out, *extra):
+  return value_data.main(["--sl", policies[0], "--rl", policies[1], "--batch", "6",
+                          "--out", str(out), "--u-max", "10", "--max-moves", "40",
+                          "--cpu-devices", "1", *extra])
+
+
 def test_the_command_writes_packed_planes_that_read_back(policies, tmp_path):
   out = tmp_path / "vd"
-  code = value_data.main(["--sl", policies[0], "--rl", policies[1], "--games", "12", "--batch", "6",
-                          "--out", str(out), "--u-max", "10", "--max-moves", "40"])
-  assert code == 0
+  assert _generate(policies, out, "--games", "12") == 0
   info, packed, z, move = value_data.read(str(out))
-  assert info["encoding"] == "alphago49" and info["size"] == 5 and 0 < len(z) <= 12
+  assert info["encoding"] == "alphago49" and info["size"] == 5 and info["batches"] == 2
+  assert 0 < len(z) <= 12
   planes = np.asarray(training.value.unpack(CFG, "alphago49", jnp.asarray(packed)))
   assert planes.shape == (len(z), 5, 5, 49) and set(np.unique(planes)) <= {0.0, 1.0}
   np.testing.assert_array_equal(planes[..., 48], np.broadcast_to(  # the colour plane: black to move
       (move % 2 == 0)[:, None, None].astype(np.float32), planes.shape[:3]))
   assert set(np.unique(z)) <= {-1.0, 0.0, 1.0} and (1 <= move).all() and (move <= 10).all()
-  # A second run into the same folder is refused, and so is a value network as a policy.
-  assert value_data.main(["--sl", policies[0], "--rl", policies[1], "--games", "2",
-                          "--out", str(out)]) == 2
+  # A run stopped by its time limit goes on where it stopped, to the same games as one run.
+  stopped = tmp_path / "stopped"
+  assert _generate(policies, stopped, "--games", "12", "--time-limit", "0") == 0
+  assert value_data.read(str(stopped))[0]["batches"] == 1
+  assert _generate(policies, stopped, "--games", "12") == 0
+  for a, b in zip(value_data.read(str(stopped))[1:], value_data.read(str(out))[1:]):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_refusals_name_the_problem(policies, tmp_path, capsys):
+  out = tmp_path / "vd"
+  assert _generate(policies, out, "--games", "6") == 0
+  capsys.readouterr()
+  assert _generate(policies, out, "--games", "12", "--u-max", "11") == 2
+  assert "made with u_max=10, not 11" in capsys.readouterr().err
+  (tmp_path / "other").mkdir()
+  (tmp_path / "other" / "notes.txt").write_text("x")
+  assert _generate(policies, tmp_path / "other", "--games", "6") == 2
+  assert "is not empty and holds no value data" in capsys.readouterr().err
+
+
+def test_the_games_do_not_depend_on_the_devices(policies, tmp_path):
+  """Each game draws from its own key: a batch split over two CPU devices plays the games of
+  one device."""
+  one, two = tmp_path / "one", tmp_path / "two"
+  assert _generate(policies, one, "--games", "6") == 0
+  cmd = [sys.executable, "-m", "agz_jax.data.value_data", "--sl", policies[0], "--rl", policies[1],
+         "--batch", "6", "--out", str(two), "--u-max", "10", "--max-moves", "40",
+         "--cpu-devices", "2", "--games", "6"]
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr
+  for a, b in zip(value_data.read(str(one))[1:], value_data.read(str(two))[1:]):
+    np.testing.assert_array_equal(a, b)
 
 
 def _value_config(**overrides):
