@@ -356,6 +356,23 @@ def test_the_shipped_bundle_holds_policies_that_know_some_go():
   assert go.action_to_gtp(cfg, best) == "L10"
 
 
+def test_the_shipped_rl_policy_is_its_sl_policy_trained_further():
+  """pretrained/alphago-19x19/rl_policy: the RL stage's network, the SL policy's shape and
+  planes, its weights moved by the policy gradient."""
+  bundle = players.pretrained_path("alphago-19x19")
+  sl_config, sl_vars = checkpoint.load_network(os.path.join(bundle, "sl_policy"))
+  rl_config, rl_vars = checkpoint.load_network(os.path.join(bundle, "rl_policy"))
+  assert rl_config.task == "rl_policy" and rl_config.rl.init_from.endswith("sl_policy")
+  for key in ("kind", "encoding", "layers", "filters"):
+    assert rl_config.model[key] == sl_config.model[key]
+  moved = jax.tree.map(lambda a, b: float(np.abs(np.asarray(a) - np.asarray(b)).max()),
+                       sl_vars["params"], rl_vars["params"])
+  # Every weight but the pass head's: the RL games sample among sensible moves and pass only
+  # when none is left, so no pass is ever sampled and differentiated.
+  assert moved.pop("pass") == {"bias": 0.0, "kernel": 0.0}
+  assert all(v > 0 for v in jax.tree.leaves(moved))
+
+
 def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   from configs import value_cpu  # pylint: disable=import-outside-toplevel
   config = value_cpu.get_config()

@@ -125,7 +125,7 @@ class ValueTask(SupervisedTask):
           "train": (unpacked(train_packed[:n]), train_z[:n], np.ones(min(n, len(train_z)))),
           "test": (unpacked(packed[-test:][:n]), z[-test:][:n], np.ones(min(n, test)))}
       log(f"{len(z) - test:,} training positions, {test:,} held out, from {c.value.data_dir} "
-          f"({info.get('games', len(z)):,} games)")
+          f"(one per game, {info['batches']} batches)")
     else:
       train_table, val_table, info = load_tables(self.cfg, c)
       self.inputs = (jax.device_put(train_table, rep),)

@@ -1,0 +1,92 @@
+"""AlphaGo's planes against the number of ladder-reading lanes, at several batch sizes.
+
+The ladder reader (`agz_jax.go.ladders.read`) reads a batch's ladders on a
+fixed number of lanes; `features.LADDER_LANES` sets it as a fraction of the
+batch. This times `go.features(..., "alphago48")` on the same human positions
+for several absolute lane counts and narrowing factors, every setting against
+the current default in the same run (rounds interleaved, median of the rounds),
+and checks that every setting gives the same planes.
+
+  python bench/ladder_lanes.py                       # batches 32 and 256, 19x19
+  python bench/ladder_lanes.py --batches 16,64 --lanes 4,8,16,32 --shrink 1,4
+"""
+
+import argparse
+import functools
+import importlib
+import os
+import platform
+import statistics
+import sys
+import time
+
+import jax
+import numpy as np
+
+from agz_jax import go
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import features_speed  # noqa: E402  pylint: disable=wrong-import-position
+
+# The module, not the function `go.features` of the same name.
+features_module = importlib.import_module("agz_jax.go.features")
+
+
+def planes_fn(cfg: go.GoConfig, batch: int, lanes: int | None, shrink: int | None):
+  """A jitted alphago48 of `batch` positions read on `lanes` lanes (None: the default)."""
+  backend = "cpu" if jax.default_backend() == "cpu" else "accelerator"
+  saved = dict(features_module.LADDER_LANES), dict(features_module.LADDER_SHRINK)
+  if lanes is not None:
+    features_module.LADDER_LANES[backend] = lanes / batch
+    features_module.LADDER_SHRINK[backend] = shrink
+  try:
+    fn = jax.jit(functools.partial(go.features, cfg, encoding="alphago48"))
+    states = features_speed.human_positions(cfg, ARGS.data, batch, ARGS.seed)
+    out = np.asarray(fn(states))  # traced (and compiled) under this setting
+  finally:
+    features_module.LADDER_LANES.update(saved[0])
+    features_module.LADDER_SHRINK.update(saved[1])
+  return fn, states, out
+
+
+def main():
+  cfg = go.GoConfig(size=ARGS.size, max_moves=2 * ARGS.size * ARGS.size)
+  print(f"{jax.devices()[0].platform} ({platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores), {ARGS.size}x{ARGS.size}, human positions of {ARGS.data}, "
+        f"median of {ARGS.rounds} rounds")
+  for batch in ARGS.batches:
+    settings = [(None, None)] + [(lanes, shrink) for lanes in ARGS.lanes for shrink in ARGS.shrink]
+    fns = {s: planes_fn(cfg, batch, *s) for s in settings}
+    default_out = fns[(None, None)][2]
+    times = {s: [] for s in settings}
+    for _ in range(ARGS.rounds):
+      for s in settings:
+        fn, states, _ = fns[s]
+        start = time.perf_counter()
+        jax.block_until_ready(fn(states))
+        times[s].append(time.perf_counter() - start)
+    base = statistics.median(times[(None, None)])
+    default_lanes = features_module._ladder_lanes(batch)  # pylint: disable=protected-access
+    print(f"batch {batch}: default {default_lanes} lanes, narrowing "
+          f"{features_module.LADDER_SHRINK['cpu' if jax.default_backend() == 'cpu' else 'accelerator']}: "
+          f"{batch / base:,.0f} positions/s")
+    for s in settings[1:]:
+      t = statistics.median(times[s])
+      same = "same planes" if np.array_equal(fns[s][2], default_out) else "PLANES DIFFER"
+      print(f"  {s[0]:4d} lanes, narrowing {s[1]}: {batch / t:9,.0f} positions/s  "
+            f"{base / t:5.2f}x the default  ({same})", flush=True)
+
+
+if __name__ == "__main__":
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--size", type=int, default=19)
+  parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")],
+                      default=[32, 256])
+  parser.add_argument("--lanes", type=lambda s: [int(x) for x in s.split(",")],
+                      default=[8, 16, 32, 64])
+  parser.add_argument("--shrink", type=lambda s: [int(x) for x in s.split(",")], default=[4])
+  parser.add_argument("--rounds", type=int, default=5)
+  parser.add_argument("--data", default="data/kgs", help="an imported games folder")
+  parser.add_argument("--seed", type=int, default=0)
+  ARGS = parser.parse_args()
+  main()
