@@ -373,6 +373,22 @@ def test_the_shipped_rl_policy_is_its_sl_policy_trained_further():
   assert all(v > 0 for v in jax.tree.leaves(moved))
 
 
+def test_the_shipped_value_network_sees_who_is_ahead():
+  """pretrained/alphago-19x19/value_net: with black's wall on the fifth line and white's on the
+  second (black owns most of the board), black to move is ahead and white to move behind."""
+  config, variables = checkpoint.load_network(
+      os.path.join(players.pretrained_path("alphago-19x19"), "value_net"))
+  assert config.task == "value" and config.model.encoding == "alphago49"
+  cfg = go.GoConfig(size=19, komi=7.5)
+  moves = [go.gtp_to_action(cfg, f"{col}{row}") for col in "ABCDEFGHJKLMNOPQRST" for row in (5, 2)]
+  black_to_move = go.play(cfg, moves)
+  white_to_move = go.play(cfg, moves + [go.gtp_to_action(cfg, "K10")])
+  batch = jax.tree.map(lambda *x: jnp.stack(x), black_to_move, white_to_move)
+  value = nets.make(config.model).apply({"params": variables["params"]},
+                                        go.features(cfg, batch, config.model.encoding))
+  assert value[0] > 0.1 and value[1] < -0.1, value
+
+
 def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   from configs import value_cpu  # pylint: disable=import-outside-toplevel
   config = value_cpu.get_config()
