@@ -62,7 +62,7 @@ def draw_games(key: jax.Array, num_games: int, u_max: int) -> tuple[jax.Array, j
 
   The U are sorted: split over the devices in order, each device's games then
   need the SL policy for fewer plies while others already need the RL policy
-  (the search runs a network only while one of its games needs it).
+  (`generate` runs a network only while one of the device's games needs it).
   """
   k_u, k_games = jax.random.split(key)
   u = jnp.sort(jax.random.randint(k_u, (num_games,), 1, u_max + 1))
