@@ -53,6 +53,32 @@ def use_cpu_devices(count: int) -> None:
   jax.config.update("jax_num_cpu_devices", count)
 
 
+def default_compile_cache() -> str:
+  """Where programs compiled by one process are kept for the next: JAX_COMPILATION_CACHE_DIR
+  when set, else agz_jax/jax under the user's cache folder (XDG_CACHE_HOME or ~/.cache)."""
+  if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+    return os.environ["JAX_COMPILATION_CACHE_DIR"]
+  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+  return os.path.join(base, "agz_jax", "jax")
+
+
+def use_compile_cache(directory: str | None, min_compile_seconds: float = 0.5) -> None:
+  """Keeps compiled programs in `directory` (None: off) for later processes to load.
+
+  A GTP engine compiles its search at its first move (tens of seconds on a CPU
+  for an AlphaGo player); with the cache, a GUI or a match that starts the
+  engine again loads it instead. JAX keys every entry on the program, the
+  devices and the compiler's flags, so a stale entry is never used. Programs
+  that compile faster than `min_compile_seconds` are not kept. Call before the
+  first compile.
+  """
+  if directory is None:
+    return
+  jax.config.update("jax_compilation_cache_dir", directory)
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", min_compile_seconds)
+  jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
 def _on_tpu_pod() -> bool:
   """Cloud TPU VMs of a multi-host slice list all their workers in this variable."""
   return "," in os.environ.get("TPU_WORKER_HOSTNAMES", "")

@@ -267,6 +267,23 @@ def test_cpu_devices_set_again_with_the_same_count_change_nothing():
   assert proc.stdout.split() == ["2", "2"]
 
 
+def test_a_second_process_loads_what_the_first_compiled(tmp_path):
+  # The GTP engine keeps its compiled search for the next start (--compile-cache).
+  code = ("import sys, jax, jax.numpy as jnp; from agz_jax import parallel; "
+          "parallel.use_compile_cache(sys.argv[1], min_compile_seconds=0); "
+          "f = jax.jit(lambda x: jnp.cumsum(jnp.sin(x) * 3)); print(float(f(jnp.arange(7.0))[-1]))")
+  cache = tmp_path / "cache"
+  env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_COMPILATION_CACHE_DIR")}
+  outputs = []
+  for _ in range(2):
+    proc = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True,
+                          env=dict(env, JAX_PLATFORMS="cpu", JAX_LOG_COMPILES="1"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    outputs.append((proc.stdout, sorted(os.listdir(cache))))
+  assert outputs[0][1] and outputs[0] == outputs[1]   # same result; the second wrote nothing new
+  assert "Persistent compilation cache hit" in proc.stderr
+
+
 def _random_games(folder, count=8, length=30):
   """Random legal 9x9 games, half of them dated in the validation range."""
   from agz_jax import data, go  # pylint: disable=import-outside-toplevel

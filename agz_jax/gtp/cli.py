@@ -42,8 +42,12 @@ def main(argv=None):
                       help="on a machine without an accelerator, split the CPU into this many "
                            "devices, which an AlphaGo player's trees search at the same time "
                            "(default: one per core this process may use)")
+  parser.add_argument("--compile-cache", default=parallel.default_compile_cache(),
+                      help="folder where compiled searches are kept, so that the next start "
+                           "skips compiling ('none': off; default %(default)s)")
   args = parser.parse_args(argv)
   try:
+    parallel.use_compile_cache(None if args.compile_cache == "none" else args.compile_cache)
     parallel.use_cpu_devices(len(os.sched_getaffinity(0)) if args.cpu_devices is None
                              else args.cpu_devices)
     spec = ("random" if args.random else args.player or args.checkpoint
