@@ -3,8 +3,10 @@
 The cost of hand-made knowledge: the same positions, the same batch, both plane
 sets computed by `go.features` under jit in one run. Positions come from the
 imported human games (random moves of random games) when `--data` holds an
-import, else from random legal play. Also prints how many ladder candidates the
-positions hold, which is what the 48 planes' cost depends on.
+import, else from random legal play. Also prints how many ladders the positions
+make the reader read and how many of them it finds, which is what the 48 planes'
+cost depends on, and the 48 planes without the ladder reading (both ladder
+planes left empty), which splits their cost between the reader and the rest.
 
   python bench/features_speed.py                        # 19x19, batch 256, human positions
   python bench/features_speed.py --data none --size 9   # random-play positions
@@ -12,6 +14,7 @@ positions hold, which is what the 48 planes' cost depends on.
 
 import argparse
 import functools
+import importlib
 import os
 import platform
 import time
@@ -22,6 +25,9 @@ import numpy as np
 
 from agz_jax import data, go
 from agz_jax.data import positions
+
+# The module (agz_jax.go exports its function `features` under the same name).
+FEATURES = importlib.import_module("agz_jax.go.features")
 
 
 def human_positions(cfg: go.GoConfig, directory: str, batch: int, seed: int) -> go.GoState:
@@ -46,9 +52,19 @@ def random_positions(cfg: go.GoConfig, batch: int, moves: int, seed: int) -> go.
   return states
 
 
+def without_ladders(cfg: go.GoConfig, states: go.GoState):
+  """The 48 planes with both ladder planes empty (no reading), and the ladders they would read."""
+  planes, *_, capture, escape = jax.vmap(functools.partial(
+      FEATURES._alphago_without_ladders, cfg, colour_plane=False))(states)  # pylint: disable=protected-access
+  return planes, jnp.sum(capture) + jnp.sum(escape)
+
+
 def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
                          repeats: int) -> float:
-  fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
+  if encoding == "without ladders":
+    fn = jax.jit(functools.partial(without_ladders, cfg))
+  else:
+    fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
   jax.block_until_ready(fn(states))
   start = time.perf_counter()
   for _ in range(repeats):
@@ -76,14 +92,21 @@ def main():
   planes = jax.jit(functools.partial(go.features, base, encoding="alphago48"))(states)
   print(f"{jax.devices()[0].platform} ({platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores), {args.size}x{args.size}, batch {args.batch}, {source}")
-  print(f"  ladder captures {float(planes[..., 44].sum()) / args.batch:.2f}, ladder escapes "
+  plain, readings = jax.jit(functools.partial(without_ladders, base))(states)
+  np.testing.assert_array_equal(np.asarray(plain)[..., :44], np.asarray(planes)[..., :44])
+  print(f"  ladders read {int(readings) / args.batch:.2f}, found: ladder captures "
+        f"{float(planes[..., 44].sum()) / args.batch:.2f}, ladder escapes "
         f"{float(planes[..., 45].sum()) / args.batch:.2f} per position")
   speeds = {}
-  for name in ("agz17", "alphago48", "alphago49"):
+  for name in ("agz17", "alphago48", "alphago49", "without ladders"):
     speeds[name] = positions_per_second(base, name, states, args.repeats)
-    print(f"  {name:10s} {go.num_planes(base, name):3d} planes {speeds[name]:12,.0f} positions/s")
+    label = "alphago48 without the ladder reading" if name == "without ladders" else (
+        f"{name:10s} {go.num_planes(base, name):3d} planes")
+    print(f"  {label} {speeds[name]:12,.0f} positions/s")
   print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "
         f"({speeds['agz17'] / speeds['alphago48']:.0f}x slower)")
+  share = 1 - speeds["alphago48"] / speeds["without ladders"]
+  print(f"  the ladder reading's share of alphago48's time: {share:.0%}")
 
 
 if __name__ == "__main__":
