@@ -5,8 +5,10 @@ sets computed by `go.features` under jit in one run. Positions come from the
 imported human games (random moves of random games) when `--data` holds an
 import, else from random legal play. Also prints how many ladders the positions
 make the reader read and how many of them it finds, which is what the 48 planes'
-cost depends on, and the 48 planes without the ladder reading (both ladder
-planes left empty), which splits their cost between the reader and the rest.
+cost depends on, the 48 planes without the ladder reading (both ladder planes
+left empty), which splits their cost between the reader and the rest, and the
+legal-move mask alone (positional superko), which every plane set but the 17
+needs: a floor under the 48 planes' time.
 
   python bench/features_speed.py                        # 19x19, batch 256, human positions
   python bench/features_speed.py --data none --size 9   # random-play positions
@@ -63,6 +65,8 @@ def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
                          repeats: int) -> float:
   if encoding == "without ladders":
     fn = jax.jit(functools.partial(without_ladders, cfg))
+  elif encoding == "legal moves":
+    fn = jax.jit(jax.vmap(functools.partial(go.legal_actions, cfg)))
   else:
     fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
   jax.block_until_ready(fn(states))
@@ -98,10 +102,11 @@ def main():
         f"{float(planes[..., 44].sum()) / args.batch:.2f}, ladder escapes "
         f"{float(planes[..., 45].sum()) / args.batch:.2f} per position")
   speeds = {}
-  for name in ("agz17", "alphago48", "alphago49", "without ladders"):
+  labels = {"without ladders": "alphago48 without the ladder reading",
+            "legal moves": "the legal-move mask alone (superko)"}
+  for name in ("agz17", "alphago48", "alphago49", "without ladders", "legal moves"):
     speeds[name] = positions_per_second(base, name, states, args.repeats)
-    label = "alphago48 without the ladder reading" if name == "without ladders" else (
-        f"{name:10s} {go.num_planes(base, name):3d} planes")
+    label = labels.get(name) or f"{name:10s} {go.num_planes(base, name):3d} planes"
     print(f"  {label} {speeds[name]:12,.0f} positions/s")
   print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "
         f"({speeds['agz17'] / speeds['alphago48']:.0f}x slower)")
