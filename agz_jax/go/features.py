@@ -215,17 +215,13 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
                   listed[1][jnp.clip(i - num_capture, 0, size - 1)])
     return is_capture, j // (4 * p), j // 4 % p, j % 4
 
+  mine = ladders.to_bits(cfg, board == me[:, None])                           # [B, N]
+  theirs = ladders.to_bits(cfg, board == -me[:, None])
+
   def ladder_at(i):
     is_capture, b, move, k = which(i)
-    mover = me[b]
-    board2, names2, legal = ladders.play(cfg, board[b], chain[b], move, mover)
-    chased = jnp.where(is_capture, target[b, move, k], move)
-    libs = ladders.liberties(cfg, board2, names2, names2[chased][None])[0]
-    capture_status = jnp.where(legal & (libs == 1), ladders.UNDECIDED, ladders.ESCAPED)
-    escape_status = jnp.where(~legal | (libs <= 1), ladders.CAPTURED,
-                              jnp.where(libs >= 3, ladders.ESCAPED, ladders.UNDECIDED))
-    return ladders.Ladder(board2, names2, chased, jnp.where(is_capture, -mover, mover),
-                          ~is_capture, jnp.where(is_capture, capture_status, escape_status))
+    prey = ladders.to_bits(cfg, chain[b] == target[b, move, k])
+    return ladders.start(cfg, mine[b], theirs[b], prey, move, is_capture)
 
   outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards),
                          shrink=LADDER_SHRINK[_backend()])

@@ -26,9 +26,14 @@ CPU), the lanes narrow once every ladder is handed out and few readings are
 left: on human positions one reading in a thousand takes hundreds of moves,
 and the narrowing halved the time of AlphaGo's planes.
 
-Chains on the copy are tracked by names, as in `GoState.chain`: a play renames
-the chains it joins after the new stone and removed chains lose their names, so
-the names stay exact without a flood fill (chains never split).
+The copy is kept as bitboards: each side's stones and the escaper's chain (the
+prey) as `size` rows of `size` bits, some 20 machine words where a board of
+points takes 361. A step's point sets are a few shifts and masks of those
+words; a chain is found by a flood fill from a stone, and only where it is
+needed: the prey is carried from level to level and grows by the stones an
+escaper's move joins to it, an opponent stone with an empty neighbour is alive
+without one, and the chaser chains next to the prey are looked at only at the
+escaper's levels, one chain at a time.
 """
 
 import functools
@@ -38,65 +43,8 @@ import jax
 import jax.numpy as jnp
 
 from agz_jax.go.config import GoConfig
-from agz_jax.go.rules import liberty_range, neighbour_reduce, neighbour_table
-from agz_jax.go.state import EMPTY
 
 UNDECIDED, CAPTURED, ESCAPED = 0, 1, 2
-
-
-def dilate(cfg: GoConfig, mask: jnp.ndarray) -> jnp.ndarray:
-  """[..., P] bool: the points orthogonally next to some point of `mask` [..., P]."""
-  return neighbour_reduce(cfg, mask, False, jnp.logical_or)
-
-
-def liberties(cfg: GoConfig, board, names, chains) -> jnp.ndarray:
-  """[K] int32: liberties of the chains named `chains` [K] (0 for a name no stone has)."""
-  members = names[None, :] == chains[:, None]                                  # [K, P]
-  return jnp.sum(dilate(cfg, members) & (board == EMPTY)[None, :], axis=1)
-
-
-def liberties_of(cfg: GoConfig, board, names, chain) -> jnp.ndarray:
-  """[] int32: liberties of the chain named `chain`."""
-  return jnp.sum(dilate(cfg, names == chain) & (board == EMPTY))
-
-
-def _named(names, chains) -> jnp.ndarray:
-  """[P] bool: the points of the chains named `chains` [4] (-1: none). Four compares of
-  the whole board rather than one [P, 4] compare: XLA on CPU vectorizes these far better."""
-  return functools.reduce(jnp.logical_or, [names == chains[j] for j in range(chains.shape[0])])
-
-
-def _around(cfg: GoConfig, x, board, names):
-  """Colour and chain name of the four neighbours of point x: ([4], [4]), 2 and P off the board."""
-  p = cfg.num_points
-  nbrs = jnp.asarray(neighbour_table(cfg.size))[x]
-  return jnp.append(board, 2)[nbrs], jnp.append(names, p)[nbrs]
-
-
-def play(cfg: GoConfig, board, names, x, colour):
-  """A play of `colour` at empty point x on the reading copy.
-
-  Returns:
-    (board, names, legal): the copy after the play and its captures; legal is
-    False for a suicide (the returned copy is then meaningless).
-  """
-  p = cfg.num_points
-  nbr_colour, nbr_name = _around(cfg, x, board, names)
-  own = jnp.where(nbr_colour == colour, nbr_name, -1)
-  at_x = jnp.arange(p) == x
-  joined = _named(names, own) | at_x
-  names = jnp.where(joined, x, names)
-  board = jnp.where(at_x, colour, board).astype(board.dtype)
-  enemy = jnp.where(nbr_colour == -colour, nbr_name, -1)
-  breathing = dilate(cfg, board == EMPTY)                                      # [P]
-  alive = jnp.any((names[None, :] == enemy[:, None]) & breathing[None, :], axis=1)
-  dead = (enemy >= 0) & ~alive
-  removed = _named(names, jnp.where(dead, enemy, -1))
-  board = jnp.where(removed, EMPTY, board).astype(board.dtype)
-  names = jnp.where(removed, p, names)
-  # A play that captures has the captured points for liberties.
-  legal = jnp.any(dead) | jnp.any((names == x) & breathing)
-  return board, names, legal
 
 
 def max_escapes(cfg: GoConfig) -> int:
@@ -114,88 +62,212 @@ def _levels(cfg: GoConfig) -> int:
   return 2 * max_escapes(cfg)
 
 
+# -- bitboards: a position's points as `size` rows of `size` bits (uint32), bit c of row r
+# the point r * size + c. A reading step works on these: some 20 words per point set
+# instead of 361 points, and chains found by flood fills from a few seeds.
+
+
+def to_bits(cfg: GoConfig, mask: jnp.ndarray) -> jnp.ndarray:
+  """[..., P] bool -> [..., N] uint32 rows."""
+  n = cfg.size
+  rows = mask.reshape(mask.shape[:-1] + (n, n)).astype(jnp.uint32)
+  return jnp.sum(rows << jnp.arange(n, dtype=jnp.uint32), axis=-1, dtype=jnp.uint32)
+
+
+def _full(cfg: GoConfig):
+  return jnp.uint32((1 << cfg.size) - 1)
+
+
+def _shifts(cfg: GoConfig, m):
+  """The four sets of points whose west, east, north and south neighbour is in m ([..., N])."""
+  z = jnp.zeros_like(m[..., :1])
+  return ((m << 1) & _full(cfg), m >> 1, jnp.concatenate([m[..., 1:], z], -1),
+          jnp.concatenate([z, m[..., :-1]], -1))
+
+
+def _grow(cfg: GoConfig, m):
+  """m and every point orthogonally next to it."""
+  return functools.reduce(jnp.bitwise_or, _shifts(cfg, m), m)
+
+
+def _count(m):
+  return jnp.sum(jax.lax.population_count(m), axis=-1).astype(jnp.int32)
+
+
+def _bit(cfg: GoConfig, x):
+  """The set {x} (empty for x = P)."""
+  n = cfg.size
+  return jnp.where(jnp.arange(n) == x // n, jnp.uint32(1) << (x % n).astype(jnp.uint32), jnp.uint32(0))
+
+
+def _lowest(m):
+  """The set holding only the smallest point of m (empty if m is)."""
+  first = jnp.argmax(m != 0)
+  return jnp.where(jnp.arange(m.shape[-1]) == first, m & (~m + jnp.uint32(1)), jnp.uint32(0))
+
+
+def _first(cfg: GoConfig, m):
+  """The smallest point of m, P if none."""
+  n = cfg.size
+  row = jnp.argmax(m != 0)
+  low = m[row] & (~m[row] + jnp.uint32(1))
+  point = row * n + jax.lax.population_count(low - jnp.uint32(1)).astype(jnp.int32)
+  return jnp.where(jnp.any(m != 0), point, cfg.num_points).astype(jnp.int32)
+
+
+def _last(cfg: GoConfig, m):
+  """The largest point of m (m not empty)."""
+  n = cfg.size
+  row = n - 1 - jnp.argmax(m[::-1] != 0)
+  return (row * n + 31 - jax.lax.clz(m[row]).astype(jnp.int32)).astype(jnp.int32)
+
+
+def _from(cfg: GoConfig, i):
+  """The points >= i."""
+  n = cfg.size
+  rows = jnp.arange(n)
+  in_row = _full(cfg) & ~((jnp.uint32(1) << (i % n).astype(jnp.uint32)) - jnp.uint32(1))
+  return jnp.where(rows > i // n, _full(cfg), jnp.where(rows == i // n, in_row, jnp.uint32(0)))
+
+
+def _flood(cfg: GoConfig, seed, within):
+  """The points of `within` connected inside it to a point of `seed` ([..., N] each: any number
+  of floods at once). Two steps a loop turn; the loop turns until nothing grows."""
+  def body(carry):
+    m, _ = carry
+    grown = _grow(cfg, _grow(cfg, m) & within) & within
+    return grown, jnp.any(grown != m)
+  return jax.lax.while_loop(lambda c: c[1], body, (seed & within, jnp.any(seed & within != 0)))[0]
+
+
+def _two_empty(cfg: GoConfig, empty):
+  """The points with two or more empty neighbours."""
+  a, b, c, d = _shifts(cfg, empty)
+  return (a & (b | c | d)) | (b & (c | d)) | (c & d)
+
+
+def _atari_liberties(cfg: GoConfig, touching, within, empty):
+  """The last liberty of every chain of `within` holding a point of `touching` that has
+  exactly one liberty. A stone with two empty neighbours is in no such chain; the other
+  chains are found one at a time."""
+  def body(carry):
+    rest, found = carry
+    chain = _flood(cfg, _lowest(rest), within)
+    libs = _grow(cfg, chain) & empty
+    return rest & ~chain, jnp.where(_count(libs) == 1, found | libs, found)
+  rest = touching & ~_two_empty(cfg, empty)
+  return jax.lax.while_loop(lambda c: jnp.any(c[0] != 0), body, (rest, jnp.zeros_like(rest)))[1]
+
+
 class Reading(NamedTuple):
   """One ladder being read, on its own copies of the board.
 
   Attributes:
-    boards, names: [L, P] int32, the position at each level of the path
-      (level 0: where the reading starts).
+    escapers, chasers: [L, N] uint32, the stones of each side at each level of
+      the path (level 0: where the reading starts), as bitboards.
+    prey: [L, N] uint32, the escaper's chain at each level.
     kos: [L] int32, at each level the point the player to move may not take
       back (P: none).
     next_try: [L] int32, at each level what to try next: at the escaper's, the
       smallest point still to try; at the chaser's, 0 (its first atari), 1 or 2 (none left).
     level: [] int32, the current level of the path.
-    stone: [] int32, a stone of the escaper's chain (the chain keeps it while it lives).
-    escaper: [] int32, the escaper's colour.
     chaser_first: [] bool, the chaser moves at the root (the escaper has just
       moved, and that move counts as its first).
     status: [] int32, UNDECIDED, CAPTURED or ESCAPED.
     tries: [] int32, moves tried so far.
   """
 
-  boards: jnp.ndarray
-  names: jnp.ndarray
+  escapers: jnp.ndarray
+  chasers: jnp.ndarray
+  prey: jnp.ndarray
   kos: jnp.ndarray
   next_try: jnp.ndarray
   level: jnp.ndarray
-  stone: jnp.ndarray
-  escaper: jnp.ndarray
   chaser_first: jnp.ndarray
   status: jnp.ndarray
   tries: jnp.ndarray
 
 
+class Play(NamedTuple):
+  """A play on a reading's position: the position after it (escapers, chasers, prey [N]),
+  legal (False: a suicide, the position meaningless), the prey's liberties after it, and the
+  ko point it makes (P: none)."""
+
+  escapers: jnp.ndarray
+  chasers: jnp.ndarray
+  prey: jnp.ndarray
+  legal: jnp.ndarray
+  liberties: jnp.ndarray
+  ko: jnp.ndarray
+
+
+def play(cfg: GoConfig, escapers, chasers, prey, x, by_escaper) -> Play:
+  """A play at empty point x by the escaper (by_escaper) or the chaser, with its captures.
+
+  The other side's chains next to x left without a liberty are removed; the play is a
+  suicide when it captures nothing and x's chain has no liberty. The prey is the chain of
+  x where x joins it. Chains are found by flood fills from x's neighbours, except where a
+  stone's own empty neighbour already decides.
+  """
+  p = cfg.num_points
+  at_x = _bit(cfg, x)
+  own, other = jnp.where(by_escaper, escapers, chasers), jnp.where(by_escaper, chasers, escapers)
+  own_after, empty_after = own | at_x, ~(escapers | chasers | at_x) & _full(cfg)
+  next_to_x = jnp.stack(_shifts(cfg, at_x))                                   # [4, N]
+  chains = _flood(cfg, next_to_x & other & ~_grow(cfg, empty_after), other)
+  dead = _count(_grow(cfg, chains) & empty_after) == 0
+  removed = functools.reduce(jnp.bitwise_or, jnp.where(dead[:, None], chains, jnp.uint32(0)))
+  other_after, empty_after = other & ~removed, empty_after | removed
+  captured = jnp.any(removed != 0)
+  breathing = jnp.any(_grow(cfg, at_x) & empty_after != 0)
+  extends = by_escaper & jnp.any(_grow(cfg, at_x) & prey != 0)
+  # x's chain: needed where it holds the prey, or to tell a suicide.
+  chain = _flood(cfg, jnp.where(extends | ~(captured | breathing),
+                                at_x | jnp.where(extends, prey, jnp.uint32(0)), jnp.uint32(0)),
+                 own_after)
+  legal = captured | breathing | (_count(_grow(cfg, chain) & empty_after) > 0)
+  prey_after = jnp.where(extends, chain, prey)
+  # A ko: one stone captured by a lone stone with that point its only liberty.
+  is_ko = ((_count(removed) == 1) & ~jnp.any(_grow(cfg, at_x) & own != 0)
+           & (_count(_grow(cfg, at_x) & empty_after) == 1))
+  return Play(escapers=jnp.where(by_escaper, own_after, other_after),
+              chasers=jnp.where(by_escaper, other_after, own_after), prey=prey_after,
+              legal=legal, liberties=_count(_grow(cfg, prey_after) & empty_after),
+              ko=jnp.where(is_ko, _first(cfg, removed), p).astype(jnp.int32))
+
+
 class Ladder(NamedTuple):
-  """Where a reading starts (see `Reading`): board and names [P], stone, escaper,
+  """Where a reading starts: escapers, chasers, prey [N] (bitboards, see `Reading`),
   chaser_first, and status (UNDECIDED to read it at all, else its known outcome)."""
 
-  board: jnp.ndarray
-  names: jnp.ndarray
-  stone: jnp.ndarray
-  escaper: jnp.ndarray
+  escapers: jnp.ndarray
+  chasers: jnp.ndarray
+  prey: jnp.ndarray
   chaser_first: jnp.ndarray
   status: jnp.ndarray
 
 
-def _escaper_moves(cfg: GoConfig, board, names, chain, escaper):
-  """[P] bool: the escaper's moves, its chain's liberty and the last liberty of every
-  chaser chain next to it in atari."""
-  p = cfg.num_points
-  lib_min, lib_max = liberty_range(cfg, board, names)
-  next_to_chain = dilate(cfg, names == chain)
-  touching = jax.ops.segment_max((next_to_chain & (board == -escaper)).astype(jnp.int32), names,
-                                 num_segments=p + 1) > 0
-  # A chaser chain in atari has its last liberty next to each of its stones that has one.
-  in_atari = ((lib_min == lib_max) & touching)[names] & (board == -escaper)
-  return (board == EMPTY) & (dilate(cfg, in_atari) | next_to_chain)
+def start(cfg: GoConfig, mine, theirs, prey, x, capture) -> Ladder:
+  """The ladder a move starts, for the player to move (stones `mine`, the other's `theirs`).
 
-
-def _escape_value(cfg: GoConfig, board, names, chain, x, escaper):
-  """Liberties the escaper's chain would have after extending to x, x not counted, no captures."""
-  nbr_colour, nbr_name = _around(cfg, x, board, names)
-  own = jnp.where(nbr_colour == escaper, nbr_name, -1)
-  at_x = jnp.arange(cfg.num_points) == x
-  group = (names == chain) | _named(names, own) | at_x
-  return jnp.sum(dilate(cfg, group) & (board == EMPTY) & ~at_x)
-
-
-def _ko_after(cfg: GoConfig, board, after, names_after, x, colour):
-  """The ko point a play of `colour` at x makes (P: none): it captured one stone, and x is
-  a lone stone whose only liberty is that point."""
-  p = cfg.num_points
-  taken = (board == -colour) & (after == EMPTY)
-  nbr_colour, _ = _around(cfg, x, after, names_after)
-  is_ko = ((jnp.sum(taken) == 1) & jnp.all(nbr_colour != colour)
-           & (jnp.sum(nbr_colour == EMPTY) == 1))
-  return jnp.where(is_ko, jnp.argmax(taken).astype(jnp.int32), p)
+  capture: x ataris the other's chain `prey` (two liberties): the reading starts with that
+  chain to move, and is read only if x is legal and leaves it one liberty (else ESCAPED).
+  Otherwise x extends `prey`, the mover's chain in atari: the chaser moves first, and the
+  ladder is CAPTURED at once if x is a suicide or leaves one liberty, ESCAPED with three.
+  """
+  escapers, chasers = jnp.where(capture, theirs, mine), jnp.where(capture, mine, theirs)
+  after = play(cfg, escapers, chasers, prey, x, by_escaper=~capture)
+  libs = after.liberties
+  status = jnp.where(capture, jnp.where(after.legal & (libs == 1), UNDECIDED, ESCAPED),
+                     jnp.where(~after.legal | (libs <= 1), CAPTURED,
+                               jnp.where(libs >= 3, ESCAPED, UNDECIDED)))
+  return Ladder(after.escapers, after.chasers, after.prey, ~capture, status.astype(jnp.int32))
 
 
 def _step(cfg: GoConfig, r: Reading) -> Reading:
   """One move tried by a reading (none once it is decided)."""
   p = cfg.num_points
-  idx = jnp.arange(p)
   levels = _levels(cfg)
-  escaper = r.escaper
   active = r.status == UNDECIDED
 
   def escaper_at(level):
@@ -206,18 +278,22 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
     return (level + r.chaser_first.astype(jnp.int32)) // 2
 
   k = r.level
-  board, names, ko, i = r.boards[k], r.names[k], r.kos[k], r.next_try[k]
+  escapers, chasers, prey, ko, i = r.escapers[k], r.chasers[k], r.prey[k], r.kos[k], r.next_try[k]
   mine = escaper_at(k)
-  chain = names[r.stone]
-  liberties = dilate(cfg, names == chain) & (board == EMPTY)
-  # The escaper tries its moves in point order; the chaser first the atari on the liberty
-  # the escaper would gain more from (the smaller point on a tie), then the other.
-  escapes = _escaper_moves(cfg, board, names, chain, escaper) & (idx != ko)
-  x_escaper = jnp.min(jnp.where(escapes & (idx >= i), idx, p))
-  u = jnp.min(jnp.where(liberties, idx, p))
-  v = jnp.max(jnp.where(liberties, idx, -1))
-  u_first = (_escape_value(cfg, board, names, chain, u, escaper)
-             >= _escape_value(cfg, board, names, chain, v, escaper))
+  empty = ~(escapers | chasers) & _full(cfg)
+  liberties = _grow(cfg, prey) & empty
+  # The escaper tries its moves in point order: its liberty and the last liberty of every
+  # chaser chain next to it in atari (looked for at the escaper's levels only).
+  touching = jnp.where(mine, _grow(cfg, prey) & chasers, jnp.uint32(0))
+  escapes = (liberties | _atari_liberties(cfg, touching, chasers, empty)) & ~_bit(cfg, ko)
+  x_escaper = _first(cfg, escapes & _from(cfg, i))
+  # The chaser first the atari on the liberty the escaper would gain more from by extending
+  # (the smaller point on a tie), then the other.
+  u, v = _first(cfg, liberties), _last(cfg, liberties)
+  both = jnp.stack([_bit(cfg, u), _bit(cfg, v)])                               # [2, N]
+  joined = _flood(cfg, jnp.where(mine, jnp.uint32(0), _grow(cfg, both) & escapers & ~prey), escapers)
+  gain = _count(_grow(cfg, prey | both | joined) & empty & ~both)
+  u_first = gain[0] >= gain[1]
   x_chaser = jnp.where(i == 0, jnp.where(u_first, u, v), jnp.where(u_first, v, u))
   x_chaser = jnp.where((i >= 2) | (x_chaser == ko), p, x_chaser)   # none left, or a ko
   x = jnp.where(mine, x_escaper, x_chaser)
@@ -225,9 +301,8 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
   following = jnp.where(mine, x + 1, i + 1)          # next_try once x is done with
 
   move = jnp.minimum(x, p - 1)
-  colour = jnp.where(mine, escaper, -escaper)
-  after, names_after, legal = play(cfg, board, names, move, colour)
-  count = liberties_of(cfg, after, names_after, names_after[r.stone])
+  after = play(cfg, escapers, chasers, prey, move, mine)
+  legal, count = after.legal, after.liberties
 
   # The escaper wins at once with three liberties; the chaser never wins at once.
   tried = active & ~exhausted & (x < p)              # (not a ko atari skipped)
@@ -244,35 +319,37 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
   going_back = (exhausted | wins) & (status == UNDECIDED)
   back = jnp.clip(jnp.where(exhausted, k - 2, k - 1), 0, levels - 1)
   below = jnp.minimum(k + 1, levels - 1)
-  keep = lambda new, old: jnp.where(deeper, new, old)
+  keep = lambda array, new: array.at[below].set(jnp.where(deeper, new, array[below]))
   return r._replace(
-      boards=r.boards.at[below].set(keep(after, r.boards[below])),
-      names=r.names.at[below].set(keep(names_after, r.names[below])),
-      kos=r.kos.at[below].set(keep(_ko_after(cfg, board, after, names_after, move, colour),
-                                   r.kos[below])),
+      escapers=keep(r.escapers, after.escapers),
+      chasers=keep(r.chasers, after.chasers),
+      prey=keep(r.prey, after.prey),
+      kos=keep(r.kos, after.ko),
       # (below is k itself at the last level: k's own update comes last)
-      next_try=r.next_try.at[below].set(keep(0, r.next_try[below]))
-               .at[k].set(jnp.where(active, following, i)),
+      next_try=keep(r.next_try, 0).at[k].set(jnp.where(active, following, i)),
       level=jnp.where(going_back, back, jnp.where(deeper, k + 1, k)),
       status=status, tries=tries)
 
 
-def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1) -> jnp.ndarray:
+def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1,
+         batch: int | None = None) -> jnp.ndarray:
   """Reads ladders 0 .. count - 1 on `lanes` lanes.
 
   Args:
     cfg: the game's configuration.
     count: [] int32, how many ladders (at most `capacity`).
     capacity: the most ladders there may be.
-    ladder_at: i -> Ladder, where ladder i starts (vmapped over the lanes that
-      take a new ladder at a step).
-    lanes: readings in progress at once; the loop's cost is about lanes times
-      its steps, and it takes about (total moves tried) / lanes steps plus the
-      longest reading.
+    ladder_at: i -> Ladder, where ladder i starts (vmapped over the next
+      `batch` ladders whenever a lane is free).
+    lanes: readings in progress at once; the loop takes about (total moves
+      tried) / lanes steps plus the longest reading.
     shrink: once every ladder has been handed out and at most lanes / shrink
       readings are left, they move onto lanes / shrink lanes, and so on down to
       one lane. Where a step costs in proportion to its lanes (a CPU), the few
       long readings at the end then cost little; 1 keeps all the lanes.
+    batch: ladders started at once when lanes are free (default: lanes). A
+      ladder decided where it starts (most of them) gives its outcome there and
+      never takes a lane; of the others, as many as there are free lanes do.
 
   Returns:
     [capacity] int32: CAPTURED or ESCAPED for each ladder below `count`
@@ -280,74 +357,81 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
   """
   p, levels = cfg.num_points, _levels(cfg)
   lanes = max(1, min(lanes, capacity))
+  batch = lanes if batch is None else max(1, min(batch, capacity))
   count = jnp.asarray(count, jnp.int32)
   widths = [lanes]
   while shrink > 1 and widths[-1] > 1:
     widths.append(max(1, widths[-1] // shrink))
 
-  def wanted(carry):
-    """[lanes] bool: decided readings with an outcome to give or a ladder left to take."""
-    r, index, head, _ = carry
-    return (r.status != UNDECIDED) & ((index < capacity) | (head < count))
+  def give(outcomes, r, index):
+    """The outcomes of the decided readings; their lanes are free after."""
+    done = (r.status != UNDECIDED) & (index < capacity)
+    outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
+    return outcomes, jnp.where(done, capacity, index)
 
-  def hand_in(carry, slots):
-    """Decided readings give their outcome; up to `slots` of their lanes take the next ladders."""
+  def hand_in(carry):
+    """Starts the next `batch` ladders: the decided ones give their outcome, the others take
+    the free lanes in order, up to the first that finds none (it and those after it wait)."""
     r, index, head, outcomes = carry
+    outcomes, index = give(outcomes, r, index)
     n = index.shape[0]
-    lane = jnp.nonzero(wanted(carry), size=slots, fill_value=n)[0]                  # [slots], n: none
-    valid = lane < n
-    at = jnp.minimum(lane, n - 1)
-    outcomes = outcomes.at[jnp.where(valid, index[at], capacity)].set(r.status[at], mode="drop")
-    taken = head + jnp.cumsum(valid) - 1
-    new_index = jnp.where(valid & (taken < count), taken, capacity)
-    fresh = jax.vmap(ladder_at)(jnp.minimum(new_index, capacity - 1))
-    put = lambda a, v: a.at[lane].set(v, mode="drop")                      # (lane n: dropped)
+    free = index >= capacity
+    free_lanes = jnp.nonzero(free, size=n, fill_value=n)[0]
+    ladder = head + jnp.arange(batch, dtype=jnp.int32)
+    valid = ladder < count
+    fresh = jax.vmap(ladder_at)(jnp.minimum(ladder, capacity - 1))
+    undecided = valid & (fresh.status == UNDECIDED)
+    rank = jnp.cumsum(undecided) - 1
+    waits = undecided & (rank >= jnp.sum(free))
+    stop = jnp.where(jnp.any(waits), jnp.argmax(waits), batch)
+    taken = valid & (jnp.arange(batch) < stop)                 # started here, in order
+    outcomes = outcomes.at[jnp.where(taken & ~undecided, ladder, capacity)].set(
+        fresh.status, mode="drop")
+    lane = jnp.where(taken & undecided, free_lanes[jnp.clip(rank, 0, n - 1)], n)  # n: none
+    put = lambda a, v: a.at[lane].set(v, mode="drop")
     r = Reading(
-        boards=r.boards.at[lane, 0].set(fresh.board, mode="drop"),
-        names=r.names.at[lane, 0].set(fresh.names, mode="drop"),
+        escapers=r.escapers.at[lane, 0].set(fresh.escapers, mode="drop"),
+        chasers=r.chasers.at[lane, 0].set(fresh.chasers, mode="drop"),
+        prey=r.prey.at[lane, 0].set(fresh.prey, mode="drop"),
         kos=r.kos.at[lane, 0].set(p, mode="drop"),
         next_try=r.next_try.at[lane, 0].set(0, mode="drop"),
-        level=put(r.level, 0), stone=put(r.stone, fresh.stone), escaper=put(r.escaper, fresh.escaper),
-        chaser_first=put(r.chaser_first, fresh.chaser_first),
-        status=put(r.status, jnp.where(new_index < capacity, fresh.status, ESCAPED)),
-        tries=put(r.tries, 0))
-    # A ladder decided where it starts is handed in at a later step.
-    return r, put(index, new_index), head + jnp.sum(valid), outcomes
+        level=put(r.level, 0), chaser_first=put(r.chaser_first, fresh.chaser_first),
+        status=put(r.status, fresh.status), tries=put(r.tries, 0))
+    return r, put(index, ladder), head + jnp.sum(taken), outcomes
 
-  def phase(carry, width, then):
-    """Reads until no ladder is left to hand out and at most `then` lanes read (None: all done)."""
-    slots = max(1, width // 4)  # lanes freed per step: about lanes / (mean moves per reading)
+  def phase(carry, then):
+    """Reads until no ladder is left to start and at most `then` lanes read (None: all done)."""
 
     def body(carry):
-      carry = jax.lax.cond(jnp.any(wanted(carry)), lambda c: hand_in(c, slots), lambda c: c, carry)
+      r, index, head, _ = carry
+      startable = (head < count) & jnp.any((index >= capacity) | (r.status != UNDECIDED))
+      carry = jax.lax.cond(startable, hand_in, lambda c: c, carry)
       r, index, head, outcomes = carry
       return jax.vmap(functools.partial(_step, cfg))(r), index, head, outcomes
 
     def busy(carry):
       r, index, head, _ = carry
-      if then is None:
-        return jnp.any(index < capacity) | (head < count)
       reading = jnp.sum((index < capacity) & (r.status == UNDECIDED))
-      return (head < count) | (reading > then)
+      return (head < count) | (reading > (0 if then is None else then))
 
     return jax.lax.while_loop(busy, body, carry)
 
   def narrow(carry, width):
-    """Hands in every decided reading and moves the rest onto the first `width` lanes."""
+    """Gives the decided readings' outcomes and moves the rest onto the first `width` lanes."""
     r, index, head, outcomes = carry
-    done = r.status != UNDECIDED
-    outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
-    keep = jnp.argsort(done | (index >= capacity), stable=True)[:width]
-    r = jax.tree.map(lambda a: a[keep], r)
-    return r, jnp.where(done, capacity, index)[keep], head, outcomes
+    outcomes, index = give(outcomes, r, index)
+    keep = jnp.argsort(index >= capacity, stable=True)[:width]
+    return jax.tree.map(lambda a: a[keep], r), index[keep], head, outcomes
 
   zeros = lambda *shape: jnp.zeros((lanes,) + shape, jnp.int32)
-  idle = Reading(zeros(levels, p), zeros(levels, p), zeros(levels), zeros(levels), zeros(),
-                 zeros(), zeros(), jnp.zeros(lanes, bool), jnp.full(lanes, ESCAPED), zeros())
+  bits = jnp.zeros((lanes, levels, cfg.size), jnp.uint32)
+  idle = Reading(bits, bits, bits, zeros(levels), zeros(levels), zeros(), jnp.zeros(lanes, bool),
+                 jnp.full(lanes, ESCAPED), zeros())
   outcomes = jnp.full(capacity, UNDECIDED, jnp.int32)
   carry = (idle, jnp.full(lanes, capacity, jnp.int32), jnp.int32(0), outcomes)
   for i, width in enumerate(widths):
     if i:
       carry = narrow(carry, width)
-    carry = phase(carry, width, widths[i + 1] if i + 1 < len(widths) else None)
-  return carry[3]
+    carry = phase(carry, widths[i + 1] if i + 1 < len(widths) else None)
+  r, index, _, outcomes = carry
+  return give(outcomes, r, index)[0]
