@@ -65,6 +65,19 @@ def rollout_logits(cfg: go.GoConfig, rollout_model, groups: tuple[str, ...]):
   return logits_fn
 
 
+def _planes(cfg: go.GoConfig, states, encodings: list[str]) -> dict:
+  """{encoding: planes of `states`} for each of `encodings`. AlphaGo's 49 planes are its 48
+  and the colour to play, so with both the 48 (and their ladder reading) are computed once."""
+  out = {}
+  if {"alphago48", "alphago49"} <= set(encodings):
+    out["alphago49"] = go.features(cfg, states, "alphago49")
+    out["alphago48"] = out["alphago49"][..., :48]
+  for encoding in encodings:
+    if encoding not in out:
+      out[encoding] = go.features(cfg, states, encoding)
+  return out
+
+
 def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollout_groups,
               prior_model=None, prior_encoding: str = "alphago48", value_model=None,
               value_encoding: str = "alphago49") -> search.Evaluator:
@@ -74,13 +87,13 @@ def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollou
     cfg: the game (its history must cover the prior's encoding and the patterns).
     settings: the leaf settings.
     rollout_model, rollout_groups: the fast rollout policy (nets.FastPolicy) and
-      its feature groups.
+      its feature groups (None with lambda 0: no rollout is played).
     prior_model, prior_encoding: the SL policy network and its input planes
       (for settings.prior == "sl").
     value_model, value_encoding: the value network and its input planes (for
       settings.mixing below 1).
 
-  `variables` holds {'rollout': {'params', 'tables'}} and, with the SL prior,
+  `variables` holds, with rollouts (lambda above 0), {'rollout': {'params', 'tables'}}; with the SL prior
   'prior': the policy network's variables, with a value network 'value': its
   variables. The key is consumed by the rollouts.
   """
@@ -89,13 +102,19 @@ def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollou
   if settings.mixing < 1.0 and value_model is None:
     raise ValueError(f"lambda {settings.mixing:g} mixes in a value network: give one "
                      "(value=DIR), or use lambda = 1 (rollouts only)")
-  fast = rollout_logits(cfg, rollout_model, rollout_groups)
+  if settings.mixing > 0.0 and rollout_model is None:
+    raise ValueError(f"lambda {settings.mixing:g} values leaves by rollouts: give a rollout "
+                     "policy (rollout=DIR), or use lambda = 0 (value network only)")
+  fast = rollout_logits(cfg, rollout_model, rollout_groups) if settings.mixing > 0.0 else None
   k = settings.rollouts_per_leaf
+  encodings = ([prior_encoding] if settings.prior == "sl" else []) + (
+      [value_encoding] if settings.mixing < 1.0 else [])
 
   def evaluate(variables, states, rng_key):
     b = states.board.shape[0]
+    planes = _planes(cfg, states, encodings)
     if settings.prior == "sl":
-      logits = prior_model.apply(variables["prior"], go.features(cfg, states, prior_encoding))
+      logits = prior_model.apply(variables["prior"], planes[prior_encoding])
       logits = logits.astype(jnp.float32) / settings.beta
     else:
       logits = jnp.zeros((b, cfg.num_actions), jnp.float32)
@@ -107,7 +126,7 @@ def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollou
                            max_moves=settings.max_rollout_moves)
       value = value + lam * jnp.mean(z.reshape(b, k), axis=1)
     if lam < 1.0:  # the value network
-      v = value_model.apply(variables["value"], go.features(cfg, states, value_encoding))
+      v = value_model.apply(variables["value"], planes[value_encoding])
       value = value + (1.0 - lam) * v.astype(jnp.float32)
     return logits, value
 

@@ -141,12 +141,38 @@ def test_lambda_mixes_the_value_network_with_the_rollouts():
                                  value_model=value_net)
     _, value = jax.jit(evaluate)(variables, states, jax.random.PRNGKey(0))
     np.testing.assert_allclose(np.asarray(value), (1 - lam) * v + lam * z, rtol=1e-5, atol=1e-6)
-  # lambda 0: the rollout policy is never run (its variables are not even needed).
+  # lambda 0: no rollout policy at all.
   evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", mixing=0.0),
-                               rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS,
-                               value_model=value_net)
+                               rollout_model=None, rollout_groups=None, value_model=value_net)
   _, value = jax.jit(evaluate)({"value": value_vars}, states, jax.random.PRNGKey(0))
   np.testing.assert_allclose(np.asarray(value), v, rtol=1e-5)
+  with pytest.raises(ValueError, match="lambda 0.5 values leaves by rollouts: give a rollout"):
+    alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", mixing=0.5), rollout_model=None,
+                      rollout_groups=None, value_model=value_net)
+
+
+def test_the_prior_and_the_value_network_read_the_same_planes():
+  """With both networks the 48 planes are computed once: the prior gets them, the value
+  network them and the colour to play, exactly as each network's own encoding."""
+  size, black, white = go.parse_board(EYES)
+  cfg = go.GoConfig(size=size, komi=0.5)
+  states = jax.tree.map(lambda *x: jnp.stack(x), *[
+      go.init(cfg, black=black, white=white, to_play=c) for c in (go.BLACK, go.WHITE)])
+  policy_net = nets.PolicyNet(layers=2, filters=4)
+  value_net = nets.ValueNet(layers=2, filters=4, hidden=8)
+  planes48, planes49 = (go.features(cfg, states, e) for e in ("alphago48", "alphago49"))
+  variables = {"prior": policy_net.init(jax.random.PRNGKey(2), planes48),
+               "value": value_net.init(jax.random.PRNGKey(1), planes49)}
+  evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="sl", mixing=0.0, beta=0.5),
+                               rollout_model=None, rollout_groups=None, prior_model=policy_net,
+                               value_model=value_net)
+  logits, value = jax.jit(evaluate)(variables, states, jax.random.PRNGKey(0))
+  np.testing.assert_allclose(np.asarray(logits),
+                             np.asarray(policy_net.apply(variables["prior"], planes48)) / 0.5,
+                             rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(np.asarray(value),
+                             np.asarray(value_net.apply(variables["value"], planes49)),
+                             rtol=1e-5, atol=1e-6)
 
 
 def test_leaf_settings_refuse_what_they_cannot_do():
@@ -193,12 +219,12 @@ def make_rollout_checkpoint(workdir, seed=0):
   return str(workdir)
 
 
-def make_sl_checkpoint(workdir):
+def make_sl_checkpoint(workdir, size=9):
   config = sl_policy_cpu.get_config()
-  config.game.size = 9
+  config.game.size = size
   config.model.layers, config.model.filters = 2, 8
   net = nets.make(config.model)
-  variables = net.init(jax.random.PRNGKey(0), jnp.zeros((1, 9, 9, 48)))
+  variables = net.init(jax.random.PRNGKey(0), jnp.zeros((1, size, size, 48)))
   saver = checkpoint.Checkpointer(str(workdir), keep=1)
   saver.save(1, helpers.Network(variables["params"], {}), config)
   saver.close()
@@ -400,8 +426,22 @@ def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   engine = gtp.Engine(player, simulations=4)
   _, ok, move = engine.handle("genmove b")
   assert ok and move != "resign"
-  only = players.load_player(f"alphago:rollout={bundle}/rollout,value={value},lambda=0", simulations=4)
-  assert only.name == "agz_jax-alphago-uniform-value"
+  # lambda 0 needs no rollout policy; a value network with no lambda mixes at the paper's 0.5;
+  # rollouts only (lambda 1) do not load the value network they would not use.
+  only = players.load_player(f"alphago:value={value},lambda=0", simulations=4)
+  assert only.name == "agz_jax-alphago-uniform-value" and "rollout" not in only.variables
+  _, ok, move = gtp.Engine(only, simulations=4).handle("genmove w")
+  assert ok and move != "resign"
+  mixed = players.load_player(f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value}",
+                              simulations=4)
+  assert mixed.leaf.mixing == 0.5 and "value" in mixed.variables
+  rollouts = players.load_player(
+      f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value},lambda=1", simulations=4)
+  assert rollouts.value is None and "value" not in rollouts.variables
+  big_prior = make_sl_checkpoint(tmp_path / "sl19", size=19)
+  with pytest.raises(ValueError, match="the value network plays 9x9 and the SL policy 19x19"):
+    players.load_player(f"alphago:prior={big_prior},rollout={bundle}/rollout,value={value}",
+                        simulations=4)
   for bad, message in ((f"alphago:rollout={bundle}/rollout,lambda=0.5", "mixes in a value network"),
                        (f"alphago:rollout={bundle}/rollout,value={bundle}/sl,lambda=0.5",
                         "not a value network")):

@@ -1,13 +1,17 @@
-"""AlphaGo's (2016) player: its search with the SL policy's prior and rollouts at the leaves.
+"""AlphaGo's (2016) player: its search with the SL policy's prior, leaves valued by rollouts,
+a value network or both.
 
 A player is described by a bundle: a folder with `alphago.json`, e.g.
 
   {"prior": "sl_policy", "rollout": "rollout_policy", "lambda": 1.0, "beta": 0.67,
    "rollouts_per_leaf": 8, "tree_nodes": 2048}
 
-where "prior" and "rollout" name checkpoints (training workdirs or checkpoint
-folders; relative to the bundle) of an SL policy network and of a fast rollout
-policy; "prior": "uniform" searches without a policy network; "tree_nodes" is the
+where "prior", "rollout" and "value" name checkpoints (training workdirs or
+checkpoint folders; relative to the bundle) of an SL policy network, a fast
+rollout policy and a value network; "prior": "uniform" searches without a policy
+network; "lambda" weighs the rollouts against the value network in a leaf's value
+(the paper's mixing: 1 rollouts only, 0 the value network only, which needs no
+rollout policy; 0.5 by default when a value network is given, else 1); "tree_nodes" is the
 size of the search tree, the same for every move of a game (one compiled search
 serves them all); "trees" searches that many trees of the position at once (root
 parallelism), spread over the devices (0: one per device; on a CPU, run the engine
@@ -27,9 +31,10 @@ from agz_jax import alphago, go, nets, paths, search
 from agz_jax.players.timed_search import TimedSearch
 
 BUNDLE_FILE = "alphago.json"
+MIXED = 0.5  # the paper's lambda
 SPEC_PREFIX = "alphago:"
 # Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
-DEFAULTS = {"prior": "uniform", "value": "none", "lambda": 1.0, "beta": 0.67, "rollouts_per_leaf": 8,
+DEFAULTS = {"prior": "uniform", "value": "none", "lambda": None, "beta": 0.67, "rollouts_per_leaf": 8,
             "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0}
 
 
@@ -62,19 +67,25 @@ def read_bundle(spec: str) -> dict:
   if unknown:
     raise ValueError(f"alphago player: unknown setting {unknown[0]!r}; the settings are "
                      f"rollout, {', '.join(DEFAULTS)}")
-  if "rollout" not in settings:
-    raise ValueError("alphago player: no rollout policy given (rollout=DIR)")
   out = dict(DEFAULTS, **settings)
+  if out["lambda"] is None:  # the paper's mixing when there is a value network to mix in
+    out["lambda"] = MIXED if out["value"] != "none" else 1.0
   for key in ("lambda", "beta", "c_puct"):
     out[key] = _number(key, out[key], float)
+  if out["lambda"] == 1.0:
+    out["value"] = "none"  # rollouts only: a value network given is not used, nor loaded
+  if "rollout" not in settings and out["lambda"] != 0.0:
+    raise ValueError("alphago player: no rollout policy given (rollout=DIR); only lambda=0 "
+                     "(the value network alone) plays without one")
   for key in ("rollouts_per_leaf", "max_rollout_moves", "tree_nodes", "trees"):
     out[key] = _number(key, out[key], int)
   if out["trees"] < 0:
     raise ValueError(f"alphago player: trees must be 0 (one per device) or more, got {out['trees']}")
   if out["tree_nodes"] < 2:
     raise ValueError(f"alphago player: tree_nodes must be at least 2, got {out['tree_nodes']}")
+  out.setdefault("rollout", "none")
   for key in ("rollout", "prior", "value"):
-    if key == "rollout" or out[key] not in ("uniform", "none"):
+    if out[key] not in ("uniform", "none"):
       out[key] = out[key] if paths.is_remote(out[key]) or os.path.isabs(out[key]) else (
           os.path.join(base, out[key]))
   return out
@@ -89,7 +100,8 @@ def _number(key, value, kind):
 
 
 class AlphaGoPlayer:
-  """Searches with AlphaGo's PUCT, its leaves valued by rollouts of the fast policy.
+  """Searches with AlphaGo's PUCT, its leaves valued by rollouts of the fast policy, the value
+  network, or both mixed by lambda.
 
   Args:
     settings: read_bundle's output.
@@ -99,7 +111,7 @@ class AlphaGoPlayer:
   """
 
   planes = {"history": 8}  # the 48 planes and the patterns read the last boards
-  has_value = True  # the rollouts' mean outcome
+  has_value = True  # the leaves' values: rollouts' mean outcome, value network, or the mix
   timed_search = True  # analyse(..., seconds=) searches until its time is up
 
   def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True):
@@ -111,15 +123,18 @@ class AlphaGoPlayer:
         prior="uniform" if settings["prior"] == "uniform" else "sl", beta=settings["beta"],
         mixing=settings["lambda"], rollouts_per_leaf=settings["rollouts_per_leaf"],
         max_rollout_moves=settings["max_rollout_moves"])
-    rollout_config, rollout_vars = checkpoint.load_network(settings["rollout"])
-    if rollout_config.model.kind != "fast_policy":
-      raise ValueError(f"{settings['rollout']} holds a {rollout_config.model.kind} network, "
-                       f"not a fast rollout policy")
-    self.rollout_model = nets.make(rollout_config.model)
-    self.groups = rollout_policy.groups_of(rollout_config.model)
-    self.variables = {"rollout": {
-        "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
-        "tables": go.patterns.make_tables(rollout_vars["patterns"])}}
+    self.rollout_model = self.groups = None
+    self.variables = {}
+    if self.leaf.mixing > 0.0:  # (lambda 0 plays no rollout)
+      rollout_config, rollout_vars = checkpoint.load_network(settings["rollout"])
+      if rollout_config.model.kind != "fast_policy":
+        raise ValueError(f"{settings['rollout']} holds a {rollout_config.model.kind} network, "
+                         f"not a fast rollout policy")
+      self.rollout_model = nets.make(rollout_config.model)
+      self.groups = rollout_policy.groups_of(rollout_config.model)
+      self.variables["rollout"] = {
+          "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
+          "tables": go.patterns.make_tables(rollout_vars["patterns"])}
     self.prior = self.value = None
     self.sizes = None  # patterns fit every board
     name = "uniform"
@@ -140,7 +155,11 @@ class AlphaGoPlayer:
       if self.prior.has_value:
         raise ValueError(f"{settings['prior']} is not an SL policy network")
       self.variables["prior"] = self.prior.variables
-      self.sizes = self.prior.sizes
+      if self.sizes is not None and set(self.sizes).isdisjoint(self.prior.sizes):
+        raise ValueError(f"alphago player: the value network plays {self.sizes[0]}x"
+                         f"{self.sizes[0]} and the SL policy {self.prior.sizes[0]}x"
+                         f"{self.prior.sizes[0]}; give networks of one board size")
+      self.sizes = self.prior.sizes if self.sizes is None else self.sizes
       name = self.prior.name.replace("agz_jax-", "")
     leaves = {1.0: f"rollouts{self.leaf.rollouts_per_leaf}", 0.0: "value"}.get(
         self.leaf.mixing, f"value-rollouts{self.leaf.rollouts_per_leaf}-lambda{self.leaf.mixing:g}")
