@@ -331,8 +331,7 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
       status=status, tries=tries)
 
 
-def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1,
-         batch: int | None = None) -> jnp.ndarray:
+def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1) -> jnp.ndarray:
   """Reads ladders 0 .. count - 1 on `lanes` lanes.
 
   Args:
@@ -340,16 +339,15 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
     count: [] int32, how many ladders (at most `capacity`).
     capacity: the most ladders there may be.
     ladder_at: i -> Ladder, where ladder i starts (vmapped over the next
-      `batch` ladders whenever a lane is free).
+      `lanes` ladders whenever a lane is free). A ladder decided where it
+      starts (most of them) gives its outcome there and never takes a lane; of
+      the others, as many as there are free lanes do.
     lanes: readings in progress at once; the loop takes about (total moves
       tried) / lanes steps plus the longest reading.
     shrink: once every ladder has been handed out and at most lanes / shrink
       readings are left, they move onto lanes / shrink lanes, and so on down to
       one lane. Where a step costs in proportion to its lanes (a CPU), the few
       long readings at the end then cost little; 1 keeps all the lanes.
-    batch: ladders started at once when lanes are free (default: lanes). A
-      ladder decided where it starts (most of them) gives its outcome there and
-      never takes a lane; of the others, as many as there are free lanes do.
 
   Returns:
     [capacity] int32: CAPTURED or ESCAPED for each ladder below `count`
@@ -357,7 +355,7 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
   """
   p, levels = cfg.num_points, _levels(cfg)
   lanes = max(1, min(lanes, capacity))
-  batch = lanes if batch is None else max(1, min(batch, capacity))
+  batch = lanes  # ladders started at once
   count = jnp.asarray(count, jnp.int32)
   widths = [lanes]
   while shrink > 1 and widths[-1] > 1:
