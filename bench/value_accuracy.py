@@ -5,11 +5,14 @@ never trained on), each valued (a) by the value network, (b) by the mean
 outcome of `--rollouts` games played out with the fast rollout policy. For
 each range of move numbers: the mean squared error against the game's real
 result (+1 / -1 from the view of the player to move; games without a known
-result are left out). Writes OUT/value_accuracy.json, a markdown table
-OUT/value_accuracy.md and the picture OUT/value_accuracy.png.
+result are left out). Several value networks may be compared on the same
+positions (`--value NAME=DIR`, repeated). Writes OUT/value_accuracy.json, a
+markdown table OUT/value_accuracy.md and the picture OUT/value_accuracy.png.
 
   python bench/value_accuracy.py --value workdir/value_cpu \\
       --rollout pretrained/alphago-19x19/rollout_policy --data data/kgs --out figures/value
+  python bench/value_accuracy.py --value "self-play=workdir/value_cpu" \\
+      --value "human games=workdir/value_human" ...
 """
 
 import argparse
@@ -28,27 +31,45 @@ from agz_jax.data import positions
 from agz_jax.training import rollout_policy
 
 
-def load(value_path: str, rollout_path: str):
-  """(value config, value fn(states) -> [B], rollout fn(states, key) -> mean z [B] factory)."""
+def named(specs: list[str]) -> dict[str, str]:
+  """{name: checkpoint} from `--value` arguments, each DIR or NAME=DIR."""
+  if len(specs) == 1 and "=" not in specs[0]:
+    return {"value network": specs[0]}
+  out = {}
+  for spec in specs:
+    name, _, path = spec.rpartition("=")
+    name = name or os.path.basename(os.path.normpath(path))
+    if name in out:
+      raise ValueError(f"two value networks named {name!r}: name them with --value NAME=DIR")
+    out[name] = path
+  return out
+
+
+def load_value(value_path: str):
+  """(config, model, params) of a value network's checkpoint."""
   value_config, value_vars = checkpoint.load_network(value_path)
   if value_config.model.kind != "value":
     raise ValueError(f"{value_path} holds a {value_config.model.kind!r} network, not a value "
                      "network (task value)")
+  return value_config, nets.make(value_config.model), jax.tree.map(jnp.asarray, value_vars["params"])
+
+
+def load_rollout(rollout_path: str):
+  """(model, pattern groups, variables) of a fast rollout policy's checkpoint."""
   rollout_config, rollout_vars = checkpoint.load_network(rollout_path)
   if rollout_config.model.kind != "fast_policy":
     raise ValueError(f"{rollout_path} holds a {rollout_config.model.kind!r} network, not a fast "
                      "rollout policy (task rollout_policy)")
-  return (value_config, nets.make(value_config.model),
-          jax.tree.map(jnp.asarray, value_vars["params"]), nets.make(rollout_config.model),
-          rollout_policy.groups_of(rollout_config.model),
+  return (nets.make(rollout_config.model), rollout_policy.groups_of(rollout_config.model),
           {"params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
            "tables": go.patterns.make_tables(rollout_vars["patterns"])})
 
 
-def evaluate(cfg, encoding, value_model, rollout_model, groups, rollouts: int, max_moves: int,
+def evaluate(cfg, encodings, value_models, rollout_model, groups, rollouts: int, max_moves: int,
              value_params, rollout_vars, states, key):
-  """([B] value network, [B] mean rollout outcome) for the players to move in `states`."""
-  v = value_model.apply({"params": value_params}, go.features(cfg, states, encoding))
+  """([[B] per value network], [B] mean rollout outcome) for the players to move in `states`."""
+  planes = {e: go.features(cfg, states, e) for e in set(encodings)}
+  v = [m.apply({"params": p}, planes[e]) for m, p, e in zip(value_models, value_params, encodings)]
   fast = alphago.rollout_logits(cfg, rollout_model, groups)
   starts = jax.tree.map(lambda x: jnp.repeat(x, rollouts, axis=0), states)
   z = go.rollout.rollouts(cfg, lambda s: fast(rollout_vars, s), starts, key, max_moves=max_moves)
@@ -71,7 +92,8 @@ def buckets(move_number: np.ndarray, target: np.ndarray, predictions: dict, widt
 
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--value", required=True, help="the value network's checkpoint")
+  parser.add_argument("--value", required=True, action="append",
+                      help="a value network's checkpoint, DIR or NAME=DIR (repeat to compare)")
   parser.add_argument("--rollout", required=True, help="the fast rollout policy's checkpoint")
   parser.add_argument("--data", default="data/kgs", help="imported human games")
   parser.add_argument("--val-from", default="2017-05-01", help="held-out games: from this date")
@@ -84,8 +106,15 @@ def main(argv=None) -> int:
   parser.add_argument("--out", required=True, help="output folder")
   args = parser.parse_args(argv)
   try:
-    value_config, value_model, value_params, rollout_model, groups, rollout_vars = load(
-        args.value, args.rollout)
+    values_at = named(args.value)
+    loaded = [load_value(path) for path in values_at.values()]
+    value_config, first = loaded[0][0], next(iter(values_at.values()))
+    for (config, _, _), path in zip(loaded[1:], list(values_at.values())[1:]):
+      if config.game.size != value_config.game.size:
+        raise ValueError(f"{path} plays {config.game.size}x{config.game.size}, {first} "
+                         f"{value_config.game.size}x{value_config.game.size}: compare networks "
+                         "of one board size")
+    rollout_model, groups, rollout_vars = load_rollout(args.rollout)
     archive = data.load(args.data)
     _, val_idx = data.split_by_date(archive, args.val_from)
     val_idx = val_idx[archive.winner[val_idx] != 0]
@@ -104,24 +133,28 @@ def main(argv=None) -> int:
   table = jax.tree.map(jnp.asarray, positions.make_table(archive, val_idx))
   sample = jax.jit(functools.partial(positions.sample_states, cfg, num_games=args.batch,
                                      positions_per_game=1))
-  run = jax.jit(functools.partial(evaluate, cfg, value_config.model.encoding, value_model,
-                                  rollout_model, groups, args.rollouts, args.max_rollout_moves))
+  run = jax.jit(functools.partial(evaluate, cfg, [c.model.encoding for c, _, _ in loaded],
+                                  [m for _, m, _ in loaded], rollout_model, groups,
+                                  args.rollouts, args.max_rollout_moves))
+  value_params = [p for _, _, p in loaded]
   key = jax.random.PRNGKey(args.seed)
-  values, means, targets, moves = [], [], [], []
+  values, means, targets, moves = [[] for _ in loaded], [], [], []
   started = time.monotonic()
   for i in range(-(-args.positions // args.batch)):
     states, _, game, move_number = sample(table, jax.random.fold_in(key, 2 * i))
     v, z = jax.device_get(run(value_params, rollout_vars, states, jax.random.fold_in(key, 2 * i + 1)))
-    values.append(v)
+    for column, vi in zip(values, v):
+      column.append(vi)
     means.append(z)
     targets.append(np.asarray(table.winner[game]) * np.asarray(states.to_play))
     moves.append(np.asarray(move_number))
     done = (i + 1) * args.batch
     print(f"{min(done, args.positions)}/{args.positions} positions, "
           f"{done / (time.monotonic() - started):.2f}/s", flush=True)
-  values, means, targets, moves = (np.concatenate(x)[:args.positions].astype(np.float64)
-                                   for x in (values, means, targets, moves))
-  names = {"value network": values, f"{args.rollouts} rollouts": means}
+  values = [np.concatenate(x)[:args.positions].astype(np.float64) for x in values]
+  means, targets, moves = (np.concatenate(x)[:args.positions].astype(np.float64)
+                           for x in (means, targets, moves))
+  names = dict(zip(values_at, values)) | {f"{args.rollouts} rollouts": means}
   rows = buckets(moves.astype(int), targets, names, args.bucket)
   overall = {name: float(np.mean((p - targets) ** 2)) for name, p in names.items()}
   os.makedirs(args.out, exist_ok=True)

@@ -248,5 +248,17 @@ def test_figure_2b_runs_on_held_out_games(tmp_path):
   for r in result["rows"]:
     assert 0 <= r["value network"] <= 4 and 0 <= r["2 rollouts"] <= 4
   assert (out / "value_accuracy.png").stat().st_size > 5000
+  # Several value networks on the same positions: the first's column is the one above.
+  other = helpers.make_checkpoint(tmp_path / "other", seed=1, config=config)
+  both = tmp_path / "both"
+  assert bench.main(["--value", f"first={value}", "--value", f"other={other}", "--rollout", rollout,
+                     "--data", str(tmp_path / "kgs"), "--positions", "8", "--rollouts", "2",
+                     "--batch", "4", "--bucket", "10", "--out", str(both)]) == 0
+  compared = json.loads((both / "value_accuracy.json").read_text())
+  assert [r["first"] for r in compared["rows"]] == pytest.approx(
+      [r["value network"] for r in result["rows"]])
+  assert compared["overall"]["other"] != pytest.approx(compared["overall"]["first"])
   assert bench.main(["--value", rollout, "--rollout", rollout, "--data", str(tmp_path / "kgs"),
                      "--out", str(out)]) == 2      # not a value network
+  assert bench.main(["--value", f"a={value}", "--value", f"a={other}", "--rollout", rollout,
+                     "--data", str(tmp_path / "kgs"), "--out", str(out)]) == 2  # one name twice
