@@ -1,6 +1,6 @@
 """Every accelerator figure of BENCHMARKS.md in one command, within a total time budget.
 
-Four parts, each in a process of its own with a share of the budget (a part
+Five parts, each in a process of its own with a share of the budget (a part
 that finishes early leaves its time to the next; one that runs past its share
 is stopped, and what it measured until then is kept):
 
@@ -17,6 +17,10 @@ is stopped, and what it measured until then is kept):
   agz       a configs/gpu_9x9.py training run for the part's time, then its final
             network against a random player and against its iteration-0 network
             (on-device matches, both colours, the run's evaluation settings)
+  alphago   AlphaGo's 48 planes against the 17 at large batches on 19x19 (human
+            positions where --data is an import), with the ladder reader's lanes
+            swept, and rollouts of the shipped rollout policy against random
+            playouts (bench/features_speed.py, bench/rollout_speed.py)
 
 Prerequisites are checked first (an accelerator visible, pgx installed, the
 games present); what is missing skips what needs it, with the reason. Results
@@ -43,9 +47,9 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PARTS = ("env", "selfplay", "sl", "agz")
+PARTS = ("env", "selfplay", "sl", "agz", "alphago")
 # Shares of the budget (the default budget in seconds): training gets the most.
-WEIGHTS = {"env": 100, "selfplay": 110, "sl": 220, "agz": 260}
+WEIGHTS = {"env": 90, "selfplay": 100, "sl": 200, "agz": 230, "alphago": 100}
 BUDGET_S, SMOKE_BUDGET_S = 720.0, 1800.0
 PROBE_SECONDS = 60
 RESULTS, TABLE = "accelerator_suite.json", "accelerator_suite.md"
@@ -58,6 +62,10 @@ SIZES = {
                      "dtype": "bfloat16", "steps": 8, "repeats": 3},
         "sl": {"steps": 10_000_000, "log_every": 50, "eval_every": 500, "reserve_s": 45},
         "agz": {"match_games": 256, "reserve_s": 90},
+        # Ladder lanes per position of a batch: the CPU's 0.125, the accelerator default 2.0.
+        "alphago": {"size": 19, "batches": [256, 4096], "lane_fractions": [0.125, 0.5, 2.0],
+                    "random_moves": 180, "repeats": 3, "rollout_batch": 4096,
+                    "rollout_policy": "pretrained/alphago-19x19/rollout_policy"},
     },
     # Compiling is most of a smoke run on a CPU: float32 (XLA's CPU bf16 convolutions compile
     # slowly), 17 planes for the SL network (the 48 with ladders are tested elsewhere), 5x5
@@ -70,6 +78,8 @@ SIZES = {
                "filters": 8, "dtype": "float32", "encoding": "agz17", "games_per_batch": 2,
                "positions_per_game": 2, "eval_positions": 8, "size": 9, "synthetic_games": 12},
         "agz": {"match_games": 2, "reserve_s": 30, "iterations": 2, "size": 5},
+        "alphago": {"size": 9, "batches": [4], "lane_fractions": [2.0], "random_moves": 30,
+                    "repeats": 1, "rollout_batch": 4, "rollout_policy": None},
     },
 }
 SL_AIM_TOP1, SL_AIM_MINUTES = 0.50, 10
@@ -526,8 +536,56 @@ def final_match(workdir: str, opponent: str, num_games: int) -> dict:
   return out
 
 
+def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
+  """AlphaGo's planes (how many ladder lanes an accelerator wants) and its rollouts."""
+  import features_speed  # pylint: disable=import-outside-toplevel
+  import rollout_speed  # pylint: disable=import-outside-toplevel
+  from agz_jax import go  # pylint: disable=import-outside-toplevel
+  size, repeats = sizes["size"], sizes["repeats"]
+  features = features_speed.FEATURES  # the module (agz_jax.go exports its function `features`)
+  cfg = go.GoConfig(size=size, komi=7.5, history=8)
+  human = size == 19 and _data_kind(args.data) == "archive"
+  where = "human positions" if human else f"positions after {sizes['random_moves']} random moves"
+  backend = features._backend()  # pylint: disable=protected-access
+  saved = dict(features.LADDER_LANES)
+  try:
+    for batch in sizes["batches"]:
+      states = (features_speed.human_positions(cfg, args.data, batch, 0) if human else
+                features_speed.random_positions(cfg, batch, sizes["random_moves"], 0))
+      plain = features_speed.positions_per_second(cfg, "agz17", states, repeats)
+      key = f"{size}x{size}_b{batch}"
+      rec.add({f"{key}_agz17_per_s": plain},
+              [(f"{size}x{size}, batch {batch}, {where}: 17 planes, positions/s", f"{plain:,.0f}")])
+      for fraction in sizes["lane_fractions"]:
+        if time.perf_counter() > deadline - 30:
+          rec.add({}, skipped=[f"batch {batch}, {fraction} lanes per position and after: "
+                               "the part's time was spent"])
+          return
+        features.LADDER_LANES[backend] = fraction
+        rate = features_speed.positions_per_second(cfg, "alphago48", states, repeats)
+        rec.add({f"{key}_alphago48_lanes{fraction:g}_per_s": rate},
+                [(f"{size}x{size}, batch {batch}: 48 planes, {fraction:g} ladder lanes per "
+                  f"position, positions/s (ratio to 17)", f"{rate:,.0f} ({rate / plain:.3f}x)")])
+  finally:
+    features.LADDER_LANES.update(saved)
+  if time.perf_counter() > deadline - 60:
+    rec.add({}, skipped=["the rollouts: the part's time was spent"])
+    return
+  policy = sizes["rollout_policy"] and os.path.join(REPO, sizes["rollout_policy"])
+  r = rollout_speed.measure(size, sizes["rollout_batch"], repeats, policy,
+                            args.data if human else None, None, 500)
+  rec.add({"rollout_random_playouts_per_s": r["random"]["playouts_per_s"],
+           "rollout_p_pi_playouts_per_s": r["p_pi"]["playouts_per_s"],
+           "rollout_p_pi_moves_ratio": r["ratio_moves"]},
+          [(f"{size}x{size}, {sizes['rollout_batch']} playouts from move "
+            f"{rollout_speed.START_MOVE.get(size)}: p_pi playouts/s, moves/s (random play)",
+            f"{r['p_pi']['playouts_per_s']:,.0f}, {r['p_pi']['moves_per_s']:,.0f} "
+            f"({r['random']['playouts_per_s']:,.0f}, {r['random']['moves_per_s']:,.0f}); "
+            f"p_pi moves at **{r['ratio_moves']:.2f}x** the random rate")])
+
+
 PART_FUNCTIONS = {"probe": probe_part, "env": env_part, "selfplay": selfplay_part,
-                  "sl": sl_part, "agz": agz_part}
+                  "sl": sl_part, "agz": agz_part, "alphago": alphago_part}
 
 
 def run_part(args) -> int:

@@ -16,7 +16,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUITE = os.path.join(REPO, "bench", "accelerator_suite.py")
-PARTS = ("env", "selfplay", "sl", "agz")
+PARTS = ("env", "selfplay", "sl", "agz", "alphago")
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +71,9 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
   assert any("bf16 peak" in reason for reason in parts["selfplay"]["skipped"])
   sl = parts["sl"]["figures"]
   assert sl["steps"] > 0 and 0 <= sl["val_top1"] <= sl["val_top5"] <= 1
+  alphago = parts["alphago"]["figures"]
+  assert alphago["9x9_b4_agz17_per_s"] > alphago["9x9_b4_alphago48_lanes2_per_s"] > 0
+  assert alphago["rollout_random_playouts_per_s"] > 0 and alphago["rollout_p_pi_playouts_per_s"] > 0
   agz = parts["agz"]["figures"]
   assert agz["iterations"] > 0
   for opponent in ("random", "iteration0"):
