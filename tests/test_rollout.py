@@ -52,18 +52,36 @@ def _starts(cfg, num, seed):
 
 
 @pytest.mark.parametrize("superko", [False, True])
-def test_rollouts_equal_a_host_replay_whatever_the_lanes(superko):
+def test_rollouts_equal_a_host_replay_whatever_the_lanes(superko, monkeypatch):
   starts = _starts(CFG, 6, 0)
   batch = jax.tree.map(lambda *x: jnp.stack(x), *starts)
   expected, expected_lengths = zip(*[_host_rollout(CFG, s, 60, superko) for s in starts])
   expected = [r * int(s.to_play) for r, s in zip(expected, starts)]
-  for lanes in (6, 2, 1):
+  # Narrowing down to one lane: 6 -> 3 -> 1 lanes, 2 -> 1, or never (shrink 1).
+  monkeypatch.setattr(rollout, "MIN_LANES", 1)
+  for lanes, shrink in ((6, 1), (6, 2), (2, 2), (1, 2)):
     run = jax.jit(functools.partial(rollout.rollouts, CFG, lowest_first(CFG), lanes=lanes,
-                                    max_moves=60, with_lengths=True, superko=superko))
+                                    max_moves=60, with_lengths=True, superko=superko, shrink=shrink))
     results, lengths = run(batch, jax.random.PRNGKey(lanes))
     np.testing.assert_array_equal(np.asarray(results), expected, err_msg=f"{lanes} lanes")
     np.testing.assert_array_equal(np.asarray(lengths), expected_lengths)
   assert len(set(expected)) > 1  # both sides win some: the sign of the view is checked
+  assert len(set(expected_lengths)) > 1  # games end at different moves: the lanes narrow
+
+
+def test_moves_are_drawn_from_the_softmax_of_the_logits():
+  logits = jnp.array([0.0, -jnp.inf, 1.0, 2.0, -1.0, -jnp.inf, 0.5, -3.0])
+  rows = 40_000
+  draws = np.asarray(jax.jit(rollout._draw)(jax.random.PRNGKey(3),  # pylint: disable=protected-access
+                                             jnp.broadcast_to(logits, (rows, 8))))
+  counts = np.bincount(draws, minlength=8)
+  expected = rows * np.asarray(jax.nn.softmax(logits))
+  assert counts[1] == counts[5] == 0  # never a point without a finite logit
+  # Within 5 standard deviations of the multinomial counts, every point.
+  np.testing.assert_array_less(np.abs(counts - expected), 5 * np.sqrt(expected + 1))
+  # And a row with one finite logit always draws it.
+  single = jnp.full((4, 8), -jnp.inf).at[:, 6].set(-50.0)
+  assert set(np.asarray(rollout._draw(jax.random.PRNGKey(0), single)).tolist()) == {6}  # pylint: disable=protected-access
 
 
 def test_a_move_cap_scores_the_game_as_it_stands():

@@ -47,6 +47,8 @@ liberties of X chains: a chain seen from two sides, or a liberty shared, is
 counted twice (as in other rollout-policy reimplementations; cheap, not exact).
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -201,15 +203,25 @@ def previous_moves(cfg: GoConfig, state: GoState) -> tuple[jnp.ndarray, jnp.ndar
   return placed(boards[0], boards[1], -me), placed(boards[1], boards[2], me)
 
 
+@functools.cache
+def _relative_table(size: int, offsets: tuple[tuple[int, int], ...]) -> np.ndarray:
+  """[P + 1, P] int8: row c holds which of `offsets` each point is from centre c (-1 if none;
+  row P, for a pass or no move, is all -1)."""
+  p = size * size
+  table = np.full((p + 1, p), -1, np.int8)
+  for k, point in np.ndenumerate(neighbour_table(size, offsets)):
+    if point < p:
+      table[k[0], point] = k[1]
+  return table
+
+
 def _relative_index(cfg: GoConfig, centre, offsets) -> jnp.ndarray:
-  """[P] int32: which of `offsets` each point is from `centre` (-1 if none or centre is P)."""
-  n = cfg.size
-  rows, cols = np.divmod(np.arange(n * n), n)
-  dr, dc = rows - centre // n, cols - centre % n
-  index = jnp.full(n * n, -1, jnp.int32)
-  for k, (r, c) in enumerate(offsets):
-    index = jnp.where((dr == r) & (dc == c), k, index)
-  return jnp.where(centre < n * n, index, -1)
+  """[P] int32: which of `offsets` each point is from `centre` (-1 if none or centre is P).
+
+  One row of a table: comparing every point with every offset costs a pass over
+  the board per offset, and the rollouts do this at every move.
+  """
+  return jnp.asarray(_relative_table(cfg.size, offsets))[centre].astype(jnp.int32)
 
 
 def _distance_bucket(cfg: GoConfig, move) -> jnp.ndarray:
@@ -270,12 +282,24 @@ def local_ids(cfg: GoConfig, tables: Tables, state: GoState, groups: tuple[str, 
                                                          around(cfg, states, DIAMOND)))
 
   # Nakade: the stones of the player to move that the previous move took.
+  # Only the (at most NAKADE_SIZES[1]) taken points are looked at: their diamonds by a
+  # gather, not shifted copies of the whole board.
   taken = (state.previous_boards[0] == state.to_play) & (state.board == EMPTY)
   count = jnp.sum(taken)
-  near = around(cfg, taken.astype(jnp.int32), DIAMOND + ((0, 0),), fill=0)      # [P, 13]
+  points, left = [], taken
+  for _ in range(NAKADE_SIZES[1]):  # (argmax passes: jnp.nonzero is a scatter, slow on a CPU)
+    q = jnp.argmax(left)
+    points.append(jnp.where(left[q], q, p))
+    left = left & (jnp.arange(p) != q)
+  points = jnp.stack(points)                                                     # [6]
+  table = jnp.asarray(np.concatenate([neighbour_table(cfg.size, DIAMOND + ((0, 0),)),
+                                      np.full((1, len(DIAMOND) + 1), p, np.int32)]))
+  near = jnp.append(taken, False)[table[points]]                                 # [6, 13]
   mask = jnp.sum(near.astype(jnp.int32) << np.arange(near.shape[-1]), axis=-1)
-  lit = taken & (count >= NAKADE_SIZES[0]) & (count <= NAKADE_SIZES[1])
-  out["nakade"] = jnp.where(lit, tables.nakade[mask], -1)
+  lit = (count >= NAKADE_SIZES[0]) & (count <= NAKADE_SIZES[1])
+  ids = jnp.where(lit, tables.nakade[mask], -1)
+  out["nakade"] = jnp.max(jnp.where(jnp.arange(p)[None, :] == points[:, None], ids[:, None], -1),
+                          axis=0)
 
   out["distance_1"] = _distance_bucket(cfg, last)
   out["distance_2"] = _distance_bucket(cfg, before)

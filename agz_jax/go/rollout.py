@@ -12,7 +12,9 @@ into `max_moves`.
 A batched loop runs until its longest game ends. `rollouts` plays N games on
 L <= N lanes: a lane whose game has ended takes the next one, so the loop
 takes about (total moves) / L + (longest game) steps rather than N / L times
-the longest game.
+the longest game; and on a CPU, where a step costs in proportion to its lanes,
+the last long games move onto fewer lanes (L / 4, L / 16, ...) as the others
+end.
 """
 
 import functools
@@ -44,8 +46,30 @@ def sample_move(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key,
   p = cfg.num_points
   sensible = jax.vmap(functools.partial(sensible_moves, cfg, superko=superko))(states)[:, :p]
   logits = logits_fn(states)[:, :p]
-  action = jax.random.categorical(rng_key, jnp.where(sensible, logits, -jnp.inf))
+  action = _draw(rng_key, jnp.where(sensible, logits, -jnp.inf))
   return jnp.where(jnp.any(sensible, axis=-1), action, p).astype(jnp.int32)
+
+
+def _draw(rng_key, logits: jnp.ndarray) -> jnp.ndarray:
+  """[B] an index of each row drawn with probability softmax(logits) (rows with a finite logit).
+
+  By inverting the cumulative distribution with one uniform number per row:
+  `jax.random.categorical` draws a Gumbel number for every entry, and on a
+  CPU drawing 361 numbers per move costs more than the move itself.
+  """
+  weights = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
+  cdf = jnp.cumsum(weights, axis=-1)
+  u = jax.random.uniform(rng_key, logits.shape[:-1] + (1,))
+  # The first index whose cumulative weight passes u * total has a positive weight; rounding
+  # can leave none when u is within an ulp of 1: then the last one with a positive weight.
+  above = cdf > u * cdf[..., -1:]
+  last = logits.shape[-1] - 1 - jnp.argmax(jnp.flip(weights > 0, axis=-1), axis=-1)
+  return jnp.where(jnp.any(above, axis=-1), jnp.argmax(above, axis=-1), last)
+
+
+# How the lanes narrow for the last long games (see `rollouts`), by backend.
+SHRINK = {"cpu": 4, "accelerator": 1}
+MIN_LANES = 8
 
 
 class _Lanes(NamedTuple):
@@ -59,7 +83,8 @@ class _Lanes(NamedTuple):
 
 
 def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, lanes: int | None = None,
-             max_moves: int = 500, with_lengths: bool = False, superko: bool = False):
+             max_moves: int = 500, with_lengths: bool = False, superko: bool = False,
+             shrink: int | None = None):
   """Plays every game of `states` out with the policy. Consumes rng_key.
 
   Args:
@@ -70,6 +95,11 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     max_moves: a rollout stops after this many moves and is scored as it is.
     with_lengths: also return the moves each rollout played.
     superko: play by positional superko instead of simple ko (slower).
+    shrink: once every game has been handed out and at most L / shrink are
+      still being played, they move onto L / shrink lanes, and so on while that
+      leaves MIN_LANES or more. Default SHRINK: on a CPU a loop step costs in
+      proportion to its lanes, so the last long games run on few; an accelerator
+      runs the lanes side by side.
 
   Returns:
     [N] float32: +1 where the player to move at the start wins, -1 loses, 0 a
@@ -95,13 +125,8 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
   def cond(c: _Lanes):
     return jnp.any(c.job < n)
 
-  def body(c: _Lanes):
-    key, k_move = jax.random.split(c.key)
-    active = c.job < n
-    action = sample_move(cfg, logits_fn, c.states, k_move, superko)
-    played = jax.vmap(functools.partial(step, cfg, superko=superko))(c.states, action)
-    c = c._replace(states=played, key=key)
-    done = active & ended(c)
+  def finish(c: _Lanes, done):
+    """Scores the games that ended and gives their lanes the next start positions."""
     outcome = jax.vmap(functools.partial(result, cfg))(c.states, done) * me[jnp.minimum(c.job, n - 1)]
     slot = jnp.where(done, c.job, n)
     results = c.results.at[slot].set(outcome, mode="drop")
@@ -116,5 +141,38 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     return c._replace(states=new_states, job=job, start=start, results=results, lengths=lengths,
                       next_job=c.next_job + jnp.sum(done))
 
-  out = jax.lax.while_loop(cond, body, begin)
-  return (out.results, out.lengths) if with_lengths else out.results
+  def body(c: _Lanes):
+    key, k_move = jax.random.split(c.key)
+    active = c.job < n
+    action = sample_move(cfg, logits_fn, c.states, k_move, superko)
+    played = jax.vmap(functools.partial(step, cfg, superko=superko))(c.states, action)
+    c = c._replace(states=played, key=key)
+    done = active & ended(c)
+    # Most moves end no game: the scoring and the hand-over are skipped then.
+    return jax.lax.cond(jnp.any(done), finish, lambda c, _: c, c, done)
+
+  shrink = SHRINK["cpu" if jax.default_backend() == "cpu" else "accelerator"] if shrink is None \
+      else shrink
+  widths = [lanes]
+  while shrink > 1 and widths[-1] // shrink >= MIN_LANES:
+    widths.append(widths[-1] // shrink)
+  c = begin
+  for width, narrower in zip(widths, widths[1:] + [0]):
+    if width < lanes:
+      c = _narrow(c, width, n)
+    if narrower:
+      def cond_here(c, narrower=narrower):
+        return cond(c) & ((c.next_job < n) | (jnp.sum(c.job < n) > narrower))
+    else:
+      cond_here = cond
+    c = jax.lax.while_loop(cond_here, body, c)
+  return (c.results, c.lengths) if with_lengths else c.results
+
+
+def _narrow(c: _Lanes, width: int, n: int) -> _Lanes:
+  """The games in play (at most `width` of them) moved onto the first `width` lanes."""
+  playing = c.job < n
+  order = jnp.argsort(~playing, stable=True)[:width]
+  kept = jax.tree.map(lambda x: x[order], c.states)
+  return c._replace(states=kept, job=jnp.where(playing[order], c.job[order], n),
+                    start=c.start[order])

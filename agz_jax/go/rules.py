@@ -368,24 +368,23 @@ def legal_actions(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.nd
   me = state.to_play.astype(jnp.int32)
   board = state.board.astype(jnp.int32)
   chain = state.chain.astype(jnp.int32)
-  nbrs = jnp.asarray(neighbour_table(cfg.size))                              # [P, 4]
 
-  # Per chain: in atari or not, and its hash.
+  # Per chain: in atari or not.
   lib_min, lib_max = liberty_range(cfg, board, chain)
   in_atari = lib_min == lib_max
 
-  # An opponent chain in atari is captured by a play on its last liberty; a
-  # chain is named by one of its stones, so board[name] is its colour.
-  capturable = in_atari & (jnp.append(board, EMPTY) == -me)                    # [P+1]
-  last_liberty = jnp.where(capturable, lib_min, p)
-  captures = jax.ops.segment_max(capturable, last_liberty, num_segments=p + 1)[:p]
-
-  # Without a capture, the stone needs an empty neighbour or an own chain with
-  # another liberty.
-  safe = (board == EMPTY) | ((board == me) & ~in_atari[chain])
-  breathes = jnp.any(jnp.append(safe, False)[nbrs], axis=1) | captures
+  # A stone breathes after the move when a neighbour is empty, an own chain with
+  # another liberty, or an opponent chain in atari (an empty point next to a chain
+  # in atari is its last liberty: the move captures it).
+  atari = in_atari[chain]
+  safe = (board == EMPTY) | ((board == me) & ~atari) | ((board == -me) & atari)
+  breathes = neighbour_reduce(cfg, safe, False, jnp.logical_or)
 
   if superko:
+    # An opponent chain in atari is captured by a play on its last liberty; a
+    # chain is named by one of its stones, so board[name] is its colour.
+    capturable = in_atari & (jnp.append(board, EMPTY) == -me)                  # [P+1]
+    last_liberty = jnp.where(capturable, lib_min, p)
     stone_keys = _board_keys(cfg, board)                                       # [P, 2]
     chain_hash = [jax.ops.segment_sum(stone_keys[:, w], chain, num_segments=p + 1) for w in (0, 1)]
     removed = [jax.ops.segment_sum(jnp.where(capturable, h, 0), last_liberty,
