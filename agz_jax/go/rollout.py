@@ -76,8 +76,9 @@ class _Lanes(NamedTuple):
   states: GoState      # [L] the games being played
   job: jnp.ndarray     # [L] int32, the start position each lane plays, N when idle
   start: jnp.ndarray   # [L] int32, the move count where its rollout began
-  results: jnp.ndarray  # [N] float32, the outcomes found so far
-  lengths: jnp.ndarray  # [N] int32, the moves of each finished rollout
+  boards: jnp.ndarray  # [N, P] int8, the final board of each finished rollout
+  forfeits: jnp.ndarray  # [N] int8, and its `forfeit`
+  lengths: jnp.ndarray  # [N] int32, and its moves
   next_job: jnp.ndarray  # [] int32, the next start position to hand out
   key: jax.Array
 
@@ -116,7 +117,8 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
 
   first = jnp.arange(lanes, dtype=jnp.int32)
   begin = _Lanes(states=take(first), job=first, start=states.move_count[first],
-                 results=jnp.zeros(n, jnp.float32), lengths=jnp.zeros(n, jnp.int32),
+                 boards=jnp.zeros_like(states.board), forfeits=jnp.zeros_like(states.forfeit),
+                 lengths=jnp.zeros(n, jnp.int32),
                  next_job=jnp.int32(lanes), key=rng_key)
 
   def ended(c: _Lanes):
@@ -126,20 +128,24 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     return jnp.any(c.job < n)
 
   def finish(c: _Lanes, done):
-    """Scores the games that ended and gives their lanes the next start positions."""
-    outcome = jax.vmap(functools.partial(result, cfg))(c.states, done) * me[jnp.minimum(c.job, n - 1)]
+    """Keeps the games that ended (scored after the loop) and hands out the next ones."""
     slot = jnp.where(done, c.job, n)
-    results = c.results.at[slot].set(outcome, mode="drop")
-    lengths = c.lengths.at[slot].set(c.states.move_count - c.start, mode="drop")
-    # Finished lanes take the next start positions, in lane order.
+    c = c._replace(boards=c.boards.at[slot].set(c.states.board, mode="drop"),
+                   forfeits=c.forfeits.at[slot].set(c.states.forfeit, mode="drop"),
+                   lengths=c.lengths.at[slot].set(c.states.move_count - c.start, mode="drop"),
+                   job=jnp.where(done, n, c.job))
+    return jax.lax.cond(c.next_job < n, hand_out, lambda c, _: c, c, done)
+
+  def hand_out(c: _Lanes, done):
+    """Finished lanes take the next start positions, in lane order."""
     rank = jnp.cumsum(done) - 1
-    job = jnp.where(done, jnp.where(c.next_job + rank < n, c.next_job + rank, n), c.job)
+    job = jnp.where(done & (c.next_job + rank < n), c.next_job + rank, c.job)
     fresh = take(job)
     new_states = jax.tree.map(lambda a, b: jnp.where(
         done.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), fresh, c.states)
     start = jnp.where(done, fresh.move_count, c.start)
-    return c._replace(states=new_states, job=job, start=start, results=results, lengths=lengths,
-                      next_job=c.next_job + jnp.sum(done))
+    return c._replace(states=new_states, job=job, start=start,
+                      next_job=jnp.minimum(c.next_job + jnp.sum(done), n))
 
   def body(c: _Lanes):
     key, k_move = jax.random.split(c.key)
@@ -148,7 +154,7 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     played = jax.vmap(functools.partial(step, cfg, superko=superko))(c.states, action)
     c = c._replace(states=played, key=key)
     done = active & ended(c)
-    # Most moves end no game: the scoring and the hand-over are skipped then.
+    # Most moves end no game: the bookkeeping is skipped then.
     return jax.lax.cond(jnp.any(done), finish, lambda c, _: c, c, done)
 
   shrink = SHRINK["cpu" if jax.default_backend() == "cpu" else "accelerator"] if shrink is None \
@@ -166,7 +172,11 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     else:
       cond_here = cond
     c = jax.lax.while_loop(cond_here, body, c)
-  return (c.results, c.lengths) if with_lengths else c.results
+  # Scored once at the end: scoring floods the empty regions in a loop that runs as long as the
+  # slowest board, too dear to run at every move that ends a game.
+  final = states.replace(board=c.boards, forfeit=c.forfeits)
+  results = jax.vmap(functools.partial(result, cfg))(final) * me
+  return (results, c.lengths) if with_lengths else results
 
 
 def _narrow(c: _Lanes, width: int, n: int) -> _Lanes:
