@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import checkpoint, go, nets, parallel
+from agz_jax import alphago, checkpoint, go, nets, parallel
 from agz_jax.go import patterns, rollout
 from agz_jax.training import rollout_policy
 
@@ -59,12 +59,12 @@ def human_positions(cfg: go.GoConfig, data_dir: str, batch: int, move: int, seed
 
 
 def load_policy(cfg: go.GoConfig, path: str | None, starts: go.GoState):
-  """(logits_fn, description) of the rollout policy."""
+  """(logits_fn, description) of the rollout policy, as the AlphaGo search plays it."""
   if path:
     config, variables = checkpoint.load_network(path)
     tables = patterns.make_tables(variables["patterns"])
     model = nets.make(config.model)
-    params = {"params": jax.tree.map(jnp.asarray, variables["params"])}
+    params = jax.tree.map(jnp.asarray, variables["params"])
     groups = rollout_policy.groups_of(config.model)
     what = f"trained p_pi ({path})"
   else:
@@ -74,14 +74,11 @@ def load_policy(cfg: go.GoConfig, path: str | None, starts: go.GoState):
     tables = patterns.make_tables(codes)
     groups = patterns.ROLLOUT_GROUPS
     model = nets.FastPolicy(num_features=patterns.num_features(tables, groups))
-    params = model.init(jax.random.PRNGKey(0), jnp.zeros((1, cfg.num_points, 1), jnp.int32))
+    params = model.init(jax.random.PRNGKey(0), jnp.zeros((1, cfg.num_points, 1), jnp.int32))["params"]
     what = "untrained p_pi (zero weights, dictionaries of the start positions)"
-
-  def logits_fn(states):
-    idx = jax.vmap(lambda s: patterns.indices(cfg, tables, s, groups))(states)
-    return model.apply(params, idx)
-
-  return logits_fn, what
+  fast = alphago.rollout_logits(cfg, model, groups)
+  variables = {"params": params, "tables": tables}
+  return (lambda states: fast(variables, states)), what
 
 
 def timed(fn, *args, repeats: int):
