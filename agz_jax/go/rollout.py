@@ -59,12 +59,12 @@ def _draw(rng_key, logits: jnp.ndarray) -> jnp.ndarray:
   """
   weights = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
   cdf = jnp.cumsum(weights, axis=-1)
+  total = cdf[..., -1:]
   u = jax.random.uniform(rng_key, logits.shape[:-1] + (1,))
-  # The first index whose cumulative weight passes u * total has a positive weight; rounding
-  # can leave none when u is within an ulp of 1: then the last one with a positive weight.
-  above = cdf > u * cdf[..., -1:]
-  last = logits.shape[-1] - 1 - jnp.argmax(jnp.flip(weights > 0, axis=-1), axis=-1)
-  return jnp.where(jnp.any(above, axis=-1), jnp.argmax(above, axis=-1), last)
+  # The first index whose cumulative weight passes the threshold has a positive weight; the
+  # threshold stays below the total even where rounding would make u * total equal it.
+  threshold = jnp.minimum(u * total, jnp.nextafter(total, 0.0))
+  return jnp.argmax(cdf > threshold, axis=-1)
 
 
 # How the lanes narrow for the last long games (see `rollouts`), by backend.
