@@ -546,7 +546,7 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   cfg = go.GoConfig(size=size, komi=7.5, history=8)
   human = size == 19 and _data_kind(args.data) == "archive"
   where = "human positions" if human else f"positions after {sizes['random_moves']} random moves"
-  backend = features._backend()  # pylint: disable=protected-access
+  backend = features.backend_kind()
   saved = dict(features.LADDER_LANES)
   try:
     for batch in sizes["batches"]:

@@ -34,7 +34,7 @@ features_module = importlib.import_module("agz_jax.go.features")
 
 def planes_fn(cfg: go.GoConfig, batch: int, lanes: int | None, shrink: int | None):
   """A jitted alphago48 of `batch` positions read on `lanes` lanes (None: the default)."""
-  backend = features_module._backend()  # pylint: disable=protected-access
+  backend = features_module.backend_kind()
   saved = dict(features_module.LADDER_LANES), dict(features_module.LADDER_SHRINK)
   if lanes is not None:
     features_module.LADDER_LANES[backend] = lanes / batch
@@ -68,7 +68,7 @@ def main():
     base = statistics.median(times[(None, None)])
     default_lanes = features_module._ladder_lanes(batch)  # pylint: disable=protected-access
     print(f"batch {batch}: default {default_lanes} lanes, narrowing "
-          f"{features_module.LADDER_SHRINK[features_module._backend()]}: "  # pylint: disable=protected-access
+          f"{features_module.LADDER_SHRINK[features_module.backend_kind()]}: "
           f"{batch / base:,.0f} positions/s")
     for s in settings[1:]:
       t = statistics.median(times[s])

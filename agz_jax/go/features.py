@@ -71,12 +71,13 @@ LADDER_LANES = {"cpu": 0.125, "accelerator": 2.0}
 LADDER_SHRINK = {"cpu": 4, "accelerator": 1}
 
 
-def _backend() -> str:
+def backend_kind() -> str:
+  """'cpu' or 'accelerator': the keys of the per-backend settings (ladder lanes, rollout lanes)."""
   return "cpu" if jax.default_backend() == "cpu" else "accelerator"
 
 
 def _ladder_lanes(num_boards: int) -> int:
-  return max(1, int(LADDER_LANES[_backend()] * num_boards))
+  return max(1, int(LADDER_LANES[backend_kind()] * num_boards))
 
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
@@ -224,7 +225,7 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     return ladders.start(cfg, mine[b], theirs[b], prey, move, is_capture)
 
   outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards),
-                         shrink=LADDER_SHRINK[_backend()])
+                         shrink=LADDER_SHRINK[backend_kind()])
   # (outcome is UNDECIDED past `count`: no hit there)
   is_capture, b, move, _ = jax.vmap(which)(jnp.arange(2 * size))
   where = b * (p + 1) + move

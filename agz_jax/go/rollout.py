@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from agz_jax.go.config import GoConfig
-from agz_jax.go.features import sensible_moves
+from agz_jax.go.features import backend_kind, sensible_moves
 from agz_jax.go.rules import result, step
 from agz_jax.go.state import GoState
 
@@ -157,8 +157,7 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     # Most moves end no game: the bookkeeping is skipped then.
     return jax.lax.cond(jnp.any(done), finish, lambda c, _: c, c, done)
 
-  shrink = SHRINK["cpu" if jax.default_backend() == "cpu" else "accelerator"] if shrink is None \
-      else shrink
+  shrink = SHRINK[backend_kind()] if shrink is None else shrink
   widths = [lanes]
   while shrink > 1 and widths[-1] // shrink >= MIN_LANES:
     widths.append(widths[-1] // shrink)
