@@ -382,6 +382,25 @@ def test_the_shipped_bundle_holds_policies_that_know_some_go():
   assert go.action_to_gtp(cfg, best) == "L10"
 
 
+def test_the_shipped_17_plane_sl_policy_knows_the_opening_and_serves_as_a_prior():
+  """pretrained/alphago-19x19/sl_policy_agz17: an SL policy on AlphaGo Zero's 17 planes (no
+  ladder reading at a leaf) that likes the third and fourth lines on the empty board, and
+  that the AlphaGo player takes as its prior."""
+  bundle = players.pretrained_path("alphago-19x19")
+  config, variables = checkpoint.load_network(os.path.join(bundle, "sl_policy_agz17"))
+  assert config.task == "sl_policy" and config.model.encoding == "agz17"
+  cfg = go.GoConfig(size=19, komi=7.5)
+  logits = nets.make(config.model).apply(
+      {"params": variables["params"]}, go.features(cfg, go.init(cfg), "agz17")[None])
+  for point in np.argsort(-np.asarray(logits[0, :cfg.num_points]))[:4]:
+    row, col = divmod(int(point), 19)
+    assert min(row, col, 18 - row, 18 - col) + 1 in (3, 4), go.action_to_gtp(cfg, int(point))
+  player = players.load_player(
+      f"alphago:prior={os.path.join(bundle, 'sl_policy_agz17')},"
+      f"rollout={os.path.join(bundle, 'rollout_policy')},rollouts_per_leaf=1", simulations=1)
+  assert player.prior.encoding == "agz17"
+
+
 def test_the_shipped_rl_policy_is_its_sl_policy_trained_further():
   """pretrained/alphago-19x19/rl_policy: the RL stage's network, the SL policy's shape and
   planes, its weights moved by the policy gradient."""
