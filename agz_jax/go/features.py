@@ -202,18 +202,22 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     ([B, P] bool ladder capture, [B, P] bool ladder escape).
   """
   num_boards, p = board.shape
-  size = num_boards * p * 4
   # The ladders to read, by candidate (b, move, direction) flattened: every capture
-  # candidate, then every escape candidate.
-  listed = [jnp.nonzero(mask.reshape(-1), size=size, fill_value=0)[0] for mask in (capture, escape)]
+  # candidate, then every escape candidate. A position has at most 4P/3 of them: a
+  # candidate names a chain (two per chain of two liberties, at those liberties; one
+  # per chain in atari) and an empty point in one of its four directions, so with E
+  # empty points there are at most min(2 (P - E), 4 E) <= 4P/3.
+  capacity = num_boards * -(-4 * p // 3)
+  listed = [jnp.nonzero(mask.reshape(-1), size=capacity, fill_value=0)[0]
+            for mask in (capture, escape)]
   num_capture = jnp.sum(capture)
   count = num_capture + jnp.sum(escape)
 
   def which(i):
     """Ladder i: is it a capture, its position, move and direction."""
     is_capture = i < num_capture
-    j = jnp.where(is_capture, listed[0][jnp.minimum(i, size - 1)],
-                  listed[1][jnp.clip(i - num_capture, 0, size - 1)])
+    j = jnp.where(is_capture, listed[0][jnp.minimum(i, capacity - 1)],
+                  listed[1][jnp.clip(i - num_capture, 0, capacity - 1)])
     return is_capture, j // (4 * p), j // 4 % p, j % 4
 
   mine = ladders.to_bits(cfg, board == me[:, None])                           # [B, N]
@@ -224,10 +228,10 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     prey = ladders.to_bits(cfg, chain[b] == target[b, move, k])
     return ladders.start(cfg, mine[b], theirs[b], prey, move, is_capture)
 
-  outcome = ladders.read(cfg, count, 2 * size, ladder_at, _ladder_lanes(num_boards),
+  outcome = ladders.read(cfg, count, capacity, ladder_at, _ladder_lanes(num_boards),
                          shrink=LADDER_SHRINK[backend_kind()])
   # (outcome is UNDECIDED past `count`: no hit there)
-  is_capture, b, move, _ = jax.vmap(which)(jnp.arange(2 * size))
+  is_capture, b, move, _ = jax.vmap(which)(jnp.arange(capacity))
   where = b * (p + 1) + move
   planes = []
   for hit in (is_capture & (outcome == ladders.CAPTURED), ~is_capture & (outcome == ladders.ESCAPED)):

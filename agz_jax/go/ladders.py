@@ -21,7 +21,9 @@ position at every level of the path is kept, so going back costs nothing.
 `read` reads any number of ladders on a fixed number of lanes: a lane whose
 ladder is decided takes the next one at once, so a few long readings do not
 hold up the rest, and the loop runs about (total moves tried) / lanes steps
-plus the longest reading. Where a step costs in proportion to its lanes (a
+plus the longest reading. Ladders are started in chunks (one vmapped start for
+a few hundred of them, far cheaper per ladder than starting a lane's worth at
+every step) and wait in a queue. Where a step costs in proportion to its lanes (a
 CPU), the lanes narrow once every ladder is handed out and few readings are
 left: on human positions one reading in a thousand takes hundreds of moves,
 and the narrowing halved the time of AlphaGo's planes.
@@ -137,7 +139,9 @@ def _flood(cfg: GoConfig, seed, within):
     m, _ = carry
     grown = _grow(cfg, _grow(cfg, m) & within) & within
     return grown, jnp.any(grown != m)
-  return jax.lax.while_loop(lambda c: c[1], body, (seed & within, jnp.any(seed & within != 0)))[0]
+  # (The barrier keeps XLA from recomputing the seed for every point of the test below.)
+  m = jax.lax.optimization_barrier(seed & within)
+  return jax.lax.while_loop(lambda c: c[1], body, (m, jnp.any(m != 0)))[0]
 
 
 def _two_empty(cfg: GoConfig, empty):
@@ -210,7 +214,8 @@ def play(cfg: GoConfig, escapers, chasers, prey, x, by_escaper) -> Play:
   stone's own empty neighbour already decides.
   """
   p = cfg.num_points
-  at_x = _bit(cfg, x)
+  # (Computed once here, not again for every point that uses them.)
+  x, at_x, escapers, chasers = jax.lax.optimization_barrier((x, _bit(cfg, x), escapers, chasers))
   own, other = jnp.where(by_escaper, escapers, chasers), jnp.where(by_escaper, chasers, escapers)
   own_after, empty_after = own | at_x, ~(escapers | chasers | at_x) & _full(cfg)
   next_to_x = jnp.stack(_shifts(cfg, at_x))                                   # [4, N]
@@ -331,23 +336,46 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
       status=status, tries=tries)
 
 
-def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1) -> jnp.ndarray:
+class _Queue(NamedTuple):
+  """Ladders started and still to be read: a chunk's undecided ladders, in order.
+
+  Attributes:
+    ladders: Ladder with [C, ...] fields: where each queued reading starts.
+    ids: [C] int32, the ladder each entry is.
+    size: [] int32, entries holding a ladder.
+    head: [] int32, the next entry to hand to a lane.
+    next: [] int32, the first ladder of the next chunk.
+  """
+
+  ladders: Ladder
+  ids: jnp.ndarray
+  size: jnp.ndarray
+  head: jnp.ndarray
+  next: jnp.ndarray
+
+
+def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1,
+         chunk: int | None = None) -> jnp.ndarray:
   """Reads ladders 0 .. count - 1 on `lanes` lanes.
 
   Args:
     cfg: the game's configuration.
     count: [] int32, how many ladders (at most `capacity`).
     capacity: the most ladders there may be.
-    ladder_at: i -> Ladder, where ladder i starts (vmapped over the next
-      `lanes` ladders whenever a lane is free). A ladder decided where it
-      starts (most of them) gives its outcome there and never takes a lane; of
-      the others, as many as there are free lanes do.
+    ladder_at: i -> Ladder, where ladder i starts, vmapped over a chunk of
+      ladders at a time. A ladder decided where it starts gives its outcome
+      there and never takes a lane; the chunk's others wait in a queue, and a
+      lane whose reading is decided takes the next of them. The next chunk is
+      started once the queue is empty.
     lanes: readings in progress at once; the loop takes about (total moves
       tried) / lanes steps plus the longest reading.
     shrink: once every ladder has been handed out and at most lanes / shrink
       readings are left, they move onto lanes / shrink lanes, and so on down to
       one lane. Where a step costs in proportion to its lanes (a CPU), the few
       long readings at the end then cost little; 1 keeps all the lanes.
+    chunk: ladders started at once (default max(256, 4 * lanes), at most
+      `capacity`). Starting a ladder costs about as much as a reading step, and
+      far less per ladder in large chunks.
 
   Returns:
     [capacity] int32: CAPTURED or ESCAPED for each ladder below `count`
@@ -355,7 +383,7 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
   """
   p, levels = cfg.num_points, _levels(cfg)
   lanes = max(1, min(lanes, capacity))
-  batch = lanes  # ladders started at once
+  chunk = max(1, min(capacity, chunk or max(256, 4 * lanes)))
   count = jnp.asarray(count, jnp.int32)
   widths = [lanes]
   while shrink > 1 and widths[-1] > 1:
@@ -367,66 +395,78 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
     outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
     return outcomes, jnp.where(done, capacity, index)
 
-  def hand_in(carry):
-    """Starts the next `batch` ladders: the decided ones give their outcome, the others take
-    the free lanes in order, up to the first that finds none (it and those after it wait)."""
-    r, index, head, outcomes = carry
-    outcomes, index = give(outcomes, r, index)
-    n = index.shape[0]
-    free = index >= capacity
-    free_lanes = jnp.nonzero(free, size=n, fill_value=n)[0]
-    ladder = head + jnp.arange(batch, dtype=jnp.int32)
-    valid = ladder < count
-    fresh = jax.vmap(ladder_at)(jnp.minimum(ladder, capacity - 1))
+  def refill(queue, outcomes):
+    """Starts the next chunk: the decided ladders give their outcome, the others are queued."""
+    ids = queue.next + jnp.arange(chunk, dtype=jnp.int32)
+    valid = ids < count
+    fresh = jax.vmap(ladder_at)(jnp.minimum(ids, capacity - 1))
     undecided = valid & (fresh.status == UNDECIDED)
-    rank = jnp.cumsum(undecided) - 1
-    waits = undecided & (rank >= jnp.sum(free))
-    stop = jnp.where(jnp.any(waits), jnp.argmax(waits), batch)
-    taken = valid & (jnp.arange(batch) < stop)                 # started here, in order
-    outcomes = outcomes.at[jnp.where(taken & ~undecided, ladder, capacity)].set(
+    outcomes = outcomes.at[jnp.where(valid & ~undecided, ids, capacity)].set(
         fresh.status, mode="drop")
-    lane = jnp.where(taken & undecided, free_lanes[jnp.clip(rank, 0, n - 1)], n)  # n: none
+    order = jnp.nonzero(undecided, size=chunk, fill_value=chunk - 1)[0]
+    return _Queue(jax.tree.map(lambda a: a[order], fresh), ids[order],
+                  jnp.sum(undecided).astype(jnp.int32), jnp.int32(0), queue.next + chunk), outcomes
+
+  def hand_in(r, index, queue, outcomes):
+    """The free lanes, in order, take the queued ladders, in order."""
+    outcomes, index = give(outcomes, r, index)
+    free = index >= capacity
+    free_lanes = jnp.nonzero(free, size=index.shape[0], fill_value=index.shape[0])[0]
+    k = jnp.arange(index.shape[0], dtype=jnp.int32)
+    taken = (k < jnp.sum(free)) & (queue.head + k < queue.size)
+    entry = jnp.minimum(queue.head + k, chunk - 1)
+    lane = jnp.where(taken, free_lanes, index.shape[0])                         # past the end: none
+    new = jax.tree.map(lambda a: a[entry], queue.ladders)
     put = lambda a, v: a.at[lane].set(v, mode="drop")
     r = Reading(
-        escapers=r.escapers.at[lane, 0].set(fresh.escapers, mode="drop"),
-        chasers=r.chasers.at[lane, 0].set(fresh.chasers, mode="drop"),
-        prey=r.prey.at[lane, 0].set(fresh.prey, mode="drop"),
+        escapers=r.escapers.at[lane, 0].set(new.escapers, mode="drop"),
+        chasers=r.chasers.at[lane, 0].set(new.chasers, mode="drop"),
+        prey=r.prey.at[lane, 0].set(new.prey, mode="drop"),
         kos=r.kos.at[lane, 0].set(p, mode="drop"),
         next_try=r.next_try.at[lane, 0].set(0, mode="drop"),
-        level=put(r.level, 0), chaser_first=put(r.chaser_first, fresh.chaser_first),
-        status=put(r.status, fresh.status), tries=put(r.tries, 0))
-    return r, put(index, ladder), head + jnp.sum(taken), outcomes
+        level=put(r.level, 0), chaser_first=put(r.chaser_first, new.chaser_first),
+        status=put(r.status, new.status), tries=put(r.tries, 0))
+    queue = queue._replace(head=queue.head + jnp.sum(taken).astype(jnp.int32))
+    return r, put(index, queue.ids[entry]), queue, outcomes
+
+  def handed_out(queue):
+    return (queue.head >= queue.size) & (queue.next >= count)
 
   def phase(carry, then):
-    """Reads until no ladder is left to start and at most `then` lanes read (None: all done)."""
+    """Reads until every ladder is handed out and at most `then` lanes read (None: all done)."""
 
     def body(carry):
-      r, index, head, _ = carry
-      startable = (head < count) & jnp.any((index >= capacity) | (r.status != UNDECIDED))
-      carry = jax.lax.cond(startable, hand_in, lambda c: c, carry)
-      r, index, head, outcomes = carry
-      return jax.vmap(functools.partial(_step, cfg))(r), index, head, outcomes
+      r, index, queue, outcomes = carry
+      queue, outcomes = jax.lax.cond((queue.head >= queue.size) & (queue.next < count),
+                                     refill, lambda q, o: (q, o), queue, outcomes)
+      free = jnp.any((index >= capacity) | (r.status != UNDECIDED))
+      r, index, queue, outcomes = jax.lax.cond(
+          free & (queue.head < queue.size), hand_in, lambda *c: c, r, index, queue, outcomes)
+      return jax.vmap(functools.partial(_step, cfg))(r), index, queue, outcomes
 
     def busy(carry):
-      r, index, head, _ = carry
+      r, index, queue, _ = carry
       reading = jnp.sum((index < capacity) & (r.status == UNDECIDED))
-      return (head < count) | (reading > (0 if then is None else then))
+      return ~handed_out(queue) | (reading > (0 if then is None else then))
 
     return jax.lax.while_loop(busy, body, carry)
 
   def narrow(carry, width):
     """Gives the decided readings' outcomes and moves the rest onto the first `width` lanes."""
-    r, index, head, outcomes = carry
+    r, index, queue, outcomes = carry
     outcomes, index = give(outcomes, r, index)
     keep = jnp.argsort(index >= capacity, stable=True)[:width]
-    return jax.tree.map(lambda a: a[keep], r), index[keep], head, outcomes
+    return jax.tree.map(lambda a: a[keep], r), index[keep], queue, outcomes
 
   zeros = lambda *shape: jnp.zeros((lanes,) + shape, jnp.int32)
   bits = jnp.zeros((lanes, levels, cfg.size), jnp.uint32)
   idle = Reading(bits, bits, bits, zeros(levels), zeros(levels), zeros(), jnp.zeros(lanes, bool),
                  jnp.full(lanes, ESCAPED), zeros())
+  nothing = jax.eval_shape(jax.vmap(ladder_at), jnp.zeros(chunk, jnp.int32))
+  queue = _Queue(jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), nothing),
+                 jnp.zeros(chunk, jnp.int32), jnp.int32(0), jnp.int32(0), jnp.int32(0))
   outcomes = jnp.full(capacity, UNDECIDED, jnp.int32)
-  carry = (idle, jnp.full(lanes, capacity, jnp.int32), jnp.int32(0), outcomes)
+  carry = (idle, jnp.full(lanes, capacity, jnp.int32), queue, outcomes)
   for i, width in enumerate(widths):
     if i:
       carry = narrow(carry, width)
