@@ -57,7 +57,7 @@ import numpy as np
 
 from agz_jax.go import ladders
 from agz_jax.go.config import GoConfig
-from agz_jax.go.rules import legal_actions, neighbour_table
+from agz_jax.go.rules import legal_actions, neighbour_table, neighbour_values
 from agz_jax.go.state import BLACK, EMPTY, GoState
 
 # Ladder readings in progress at once, per position of a batch. The loop takes
@@ -242,11 +242,10 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
 
 def _own_eyes(cfg: GoConfig, board: jnp.ndarray, me, nbr_colour: jnp.ndarray) -> jnp.ndarray:
   """[P] bool: the eyes of colour `me` (see the module docstring); nbr_colour [P, 4], 2 off board."""
-  p = cfg.num_points
-  diag_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size, _DIAGONALS))]
+  diag_colour = neighbour_values(cfg, board, 2, _DIAGONALS)
   defects = jnp.sum(diag_colour == -me, axis=1) + jnp.any(diag_colour == 2, axis=1)
   surrounded = jnp.all((nbr_colour == me) | (nbr_colour == 2), axis=1)
-  return (board[:p] == EMPTY) & surrounded & (defects < 2)
+  return (board == EMPTY) & surrounded & (defects < 2)
 
 
 def sensible_moves(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.ndarray:
@@ -260,7 +259,7 @@ def sensible_moves(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.n
   """
   board = state.board.astype(jnp.int32)
   legal = legal_actions(cfg, state, superko)[:cfg.num_points]
-  nbr_colour = jnp.append(board, 2)[jnp.asarray(neighbour_table(cfg.size))]
+  nbr_colour = neighbour_values(cfg, board, 2)
   own_eye = _own_eyes(cfg, board, state.to_play.astype(jnp.int32), nbr_colour)
   return jnp.append(legal & ~own_eye, False)
 
@@ -285,29 +284,23 @@ def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
   empty = board == EMPTY
   stone = ~empty
 
-  nbrs = jnp.asarray(neighbour_table(cfg.size))                                # [P, 4]
-  nbr_colour = jnp.append(board, 2)[nbrs]                                      # [P, 4], 2 off board
-  nbr_chain = jnp.append(chain, p)[nbrs]                                       # [P, 4], P if no chain
+  nbr_colour = neighbour_values(cfg, board, 2)                                 # [P, 4], 2 off board
+  nbr_chain = neighbour_values(cfg, chain, p)                                  # [P, 4], P if no chain
+  # Each chain next to a point once: its first direction.
+  repeated = [nbr_chain[:, k] == nbr_chain[:, j] for k in range(4) for j in range(k)]
+  distinct = (nbr_chain < p) & ~jnp.stack(
+      [jnp.zeros(p, bool), repeated[0], repeated[1] | repeated[2],
+       repeated[3] | repeated[4] | repeated[5]], axis=1)                       # [P, 4]
 
-  # Point sets as bitsets (W words of 32 points): per chain name its liberties, the
-  # points next to it and its stones; sums over chains are unions because every
-  # (point, chain) pair is counted once.
-  repeated = jnp.zeros_like(nbr_chain, bool)
-  for k in range(1, 4):
-    for j in range(k):
-      repeated = repeated.at[:, k].set(repeated[:, k] | (nbr_chain[:, k] == nbr_chain[:, j]))
-  distinct = ~repeated & (nbr_chain < p)                                       # [P, 4]
-  bits = jnp.asarray(_point_bits(p))                                           # [P, W]
-
-  def union_per_chain(include, names):
-    """Per chain name, the union of the points q with include[q, k] and names[q, k] == name."""
-    data = jnp.where(include[..., None], bits[:, None, :], 0)                  # [P, K, W]
-    return jax.ops.segment_sum(data.reshape(-1, bits.shape[1]), names.reshape(-1),
-                               num_segments=p + 1)                             # [P+1, W]
-
-  liberty_bits = union_per_chain(empty[:, None] & distinct, nbr_chain)
-  near_bits = union_per_chain(distinct & (nbr_chain != chain[:, None]), nbr_chain)
-  stone_bits = union_per_chain(stone[:, None], chain[:, None])
+  # Per chain name its liberties as a bitset (W words of 32 points), summed from single
+  # bits: every (liberty, chain) pair is counted once, so the sum is the union.
+  words = -(-p // 32)
+  point = jnp.arange(p)
+  bit = jnp.uint32(1) << (point % 32).astype(jnp.uint32)                       # [P]
+  slot = jnp.where(empty[:, None] & distinct, nbr_chain * words + (point // 32)[:, None],
+                   (p + 1) * words)
+  liberty_bits = jnp.zeros((p + 1) * words, jnp.uint32).at[slot.reshape(-1)].add(
+      jnp.repeat(bit, 4), mode="drop").reshape(p + 1, words)                   # [P+1, W]
   libs = jnp.sum(jax.lax.population_count(liberty_bits), axis=1)               # [P+1]
   chain_size = jax.ops.segment_sum(stone.astype(jnp.int32), chain, num_segments=p + 1)
   nbr_libs = libs[nbr_chain]                                                   # [P, 4]
@@ -315,17 +308,28 @@ def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
   # The chain each move would make and what it would capture, for every move at once.
   own = distinct & (nbr_colour == me)
   taken = distinct & (nbr_colour == -me) & (nbr_libs == 1)
-
-  def union_over_neighbours(table, which):
-    rows = [table[jnp.where(which[:, k], nbr_chain[:, k], p)] for k in range(4)]
-    return rows[0] | rows[1] | rows[2] | rows[3]                               # [P, W]
-
-  empty_bits = jnp.sum(jnp.where(empty[:, None], bits, 0), axis=0)            # [W]
-  reach = jnp.asarray(_neighbour_bits(cfg.size)) | union_over_neighbours(near_bits, own)
-  free = empty_bits[None, :] | union_over_neighbours(stone_bits, taken)
-  libs_after = jnp.sum(jax.lax.population_count(reach & free & ~bits), axis=1)  # [P]
   size_after = 1 + jnp.sum(jnp.where(own, chain_size[nbr_chain], 0), axis=1)
   num_captured = jnp.sum(jnp.where(taken, chain_size[nbr_chain], 0), axis=1)
+  # Its liberties: the empty points next to the move or to a chain it joins, but the move...
+  empty_bits = jnp.sum(jnp.where(empty[:, None], jnp.asarray(_point_bits(p)), 0), axis=0)  # [W]
+  joined = jnp.asarray(_neighbour_bits(cfg.size)) & empty_bits
+  for k in range(4):
+    joined = joined | jnp.where(own[:, k, None], liberty_bits[nbr_chain[:, k]], 0)
+  libs_after = jnp.sum(jax.lax.population_count(joined & ~jnp.asarray(_point_bits(p))), axis=1)
+  # ...and the captured stones next to it or to a chain it joins. A chain in atari is
+  # captured by a play on its last liberty y; count per such chain its stones next to y
+  # or to a chain of the mover's that has y as a liberty.
+  last = jnp.argmax(liberty_bits != 0, axis=1)                                # [P+1]
+  low = jnp.take_along_axis(liberty_bits, last[:, None], axis=1)[:, 0]
+  y = (last * 32 + jax.lax.population_count((low & (~low + 1)) - 1).astype(jnp.int32))[chain]  # [P]
+  y_word, y_bit = jnp.minimum(y // 32, words - 1), (y % 32).astype(jnp.uint32)
+  touches_y = jnp.any(jnp.asarray(neighbour_table(cfg.size)) == y[:, None], axis=1)
+  for k in range(4):
+    y_is_liberty = (liberty_bits[nbr_chain[:, k], y_word] >> y_bit) & 1
+    touches_y = touches_y | ((nbr_colour[:, k] == me) & (y_is_liberty == 1))
+  counted = (board == -me) & (libs[chain] == 1) & touches_y
+  freed = jax.ops.segment_sum(counted.astype(jnp.int32), chain, num_segments=p + 1)
+  libs_after = libs_after + jnp.sum(jnp.where(taken, freed[nbr_chain], 0), axis=1)
 
   # Ladder candidates, each (move, direction) naming its target chain once.
   capture = legal[:, None] & distinct & (nbr_colour == -me) & (nbr_libs == 2)

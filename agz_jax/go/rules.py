@@ -68,6 +68,25 @@ def neighbour_reduce(cfg: GoConfig, values: jnp.ndarray, fill, op) -> jnp.ndarra
   return jnp.moveaxis(out, (0, 1), (-2, -1)).reshape(values.shape)
 
 
+def neighbour_values(cfg: GoConfig, values: jnp.ndarray, fill,
+                     offsets: tuple[tuple[int, int], ...] = _DIRECTIONS) -> jnp.ndarray:
+  """The values at each point's neighbours at the (row, column) offsets (each -1, 0 or 1).
+
+  Args:
+    cfg: the game's configuration.
+    values: [P] per point.
+    fill: the value of the points off the board.
+    offsets: the neighbours, in the order of `neighbour_table`'s columns.
+
+  Returns:
+    [P, K], as `append(values, fill)[neighbour_table(size, offsets)]`, from shifted copies
+    of the board rather than a gather.
+  """
+  n = cfg.size
+  grid = values.reshape(n, n)
+  return jnp.stack([_shift(grid, d, fill) for d in offsets], axis=-1).reshape(n * n, len(offsets))
+
+
 @functools.cache
 def neighbour_table(size: int, offsets: tuple[tuple[int, int], ...] = _DIRECTIONS) -> np.ndarray:
   """[P, K] int32: the K neighbours of each point at the (row, column) offsets, P off the board."""
