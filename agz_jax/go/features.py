@@ -172,9 +172,9 @@ def _neighbour_bits(size: int) -> np.ndarray:
 
 
 def _one_hot(value, mask, num: int) -> jnp.ndarray:
-  """[num, P] planes: plane v is set where mask and value == v (value clipped to num - 1)."""
+  """[P, num] planes: plane v is set where mask and value == v (value clipped to num - 1)."""
   v = jnp.clip(value, 0, num - 1)
-  return (v[None, :] == jnp.arange(num)[:, None]) & mask[None, :]
+  return (v[:, None] == jnp.arange(num)[None, :]) & mask[:, None]
 
 
 def _turns_since(cfg: GoConfig, state: GoState) -> jnp.ndarray:
@@ -337,20 +337,20 @@ def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
 
   own_eye = _own_eyes(cfg, board, me, nbr_colour)
 
-  ones = jnp.ones((1, p), bool)
+  ones = jnp.ones((p, 1), bool)
   planes = [
-      (board == me)[None], (board == -me)[None], empty[None],
+      (board == me)[:, None], (board == -me)[:, None], empty[:, None],
       ones,
       _one_hot(_turns_since(cfg, state) - 1, stone, 8),
       _one_hot(libs[chain] - 1, stone, 8),
       _one_hot(num_captured, legal, 8),
       _one_hot(size_after - 1, legal & (libs_after == 1), 8),
       _one_hot(libs_after - 1, legal, 8),
-      jnp.zeros((2, p), bool),                                                 # ladders, filled later
-      (legal & ~own_eye)[None],
+      jnp.zeros((p, 2), bool),                                                 # ladders, filled later
+      (legal & ~own_eye)[:, None],
       ~ones,
   ]
   if colour_plane:
-    planes.append(jnp.broadcast_to(me == BLACK, (1, p)))
-  planes = jnp.concatenate(planes, axis=0).astype(jnp.float32)                 # [F, P]
-  return planes.T.reshape(n, n, planes.shape[0]), board, chain, me, nbr_chain, capture, escape
+    planes.append(jnp.broadcast_to(me == BLACK, (p, 1)))
+  planes = jnp.concatenate(planes, axis=1).astype(jnp.float32)                 # [P, F]
+  return planes.reshape(n, n, planes.shape[1]), board, chain, me, nbr_chain, capture, escape
