@@ -70,17 +70,19 @@ def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
   else:
     fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
   jax.block_until_ready(fn(states))
-  start = time.perf_counter()
+  seconds = []
   for _ in range(repeats):
+    start = time.perf_counter()
     jax.block_until_ready(fn(states))
-  return repeats * states.board.shape[0] / (time.perf_counter() - start)
+    seconds.append(time.perf_counter() - start)
+  return states.board.shape[0] / float(np.median(seconds))  # the median: robust to a busy moment
 
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--size", type=int, default=19)
   parser.add_argument("--batch", type=int, default=256)
-  parser.add_argument("--repeats", type=int, default=5)
+  parser.add_argument("--repeats", type=int, default=9)
   parser.add_argument("--data", default="data/kgs", help="an imported games folder, or 'none'")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args()
