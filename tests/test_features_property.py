@@ -647,3 +647,19 @@ def test_ladder_planes_do_not_depend_on_the_lanes(monkeypatch, lanes, shrink):
   monkeypatch.setitem(features.LADDER_SHRINK, backend, shrink)
   got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
   np.testing.assert_array_equal(got, expected)
+
+
+def test_ladder_planes_do_not_depend_on_the_chunks(monkeypatch):
+  """Starting the ladders a few at a time (many refills of the reader's queue, some chunks all
+  decided where they start, lanes waiting for the next chunk) gives the default's planes."""
+  cfg = go.GoConfig(size=7)
+  rng = np.random.default_rng(6)
+  _, black, white = go.parse_board(DEPTH_14)
+  setups = [(black, white, WHITE)] + [ladder_setup(7, rng) for _ in range(15)]
+  states = initial_states(cfg, setups)
+  expected = np.asarray(compiled(cfg)[2](states))
+  assert expected[..., LADDER_CAPTURE].sum() >= 3 and expected[..., LADDER_ESCAPE].sum() >= 3
+  ladders = sys.modules["agz_jax.go.ladders"]
+  monkeypatch.setattr(ladders, "read", functools.partial(ladders.read, chunk=3))
+  got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
+  np.testing.assert_array_equal(got, expected)

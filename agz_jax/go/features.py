@@ -310,18 +310,19 @@ def _alphago_without_ladders(cfg: GoConfig, state: GoState, colour_plane: bool):
   taken = distinct & (nbr_colour == -me) & (nbr_libs == 1)
   size_after = 1 + jnp.sum(jnp.where(own, chain_size[nbr_chain], 0), axis=1)
   num_captured = jnp.sum(jnp.where(taken, chain_size[nbr_chain], 0), axis=1)
-  # Its liberties: the empty points next to the move or to a chain it joins, but the move...
+  # Its liberties after: the empty points next to the move or to a chain it joins (the
+  # move's own point aside)...
   empty_bits = jnp.sum(jnp.where(empty[:, None], jnp.asarray(_point_bits(p)), 0), axis=0)  # [W]
-  joined = jnp.asarray(_neighbour_bits(cfg.size)) & empty_bits
+  reached = jnp.asarray(_neighbour_bits(cfg.size)) & empty_bits                # [P, W]
   for k in range(4):
-    joined = joined | jnp.where(own[:, k, None], liberty_bits[nbr_chain[:, k]], 0)
-  libs_after = jnp.sum(jax.lax.population_count(joined & ~jnp.asarray(_point_bits(p))), axis=1)
+    reached = reached | jnp.where(own[:, k, None], liberty_bits[nbr_chain[:, k]], 0)
+  libs_after = jnp.sum(jax.lax.population_count(reached & ~jnp.asarray(_point_bits(p))), axis=1)
   # ...and the captured stones next to it or to a chain it joins. A chain in atari is
   # captured by a play on its last liberty y; count per such chain its stones next to y
   # or to a chain of the mover's that has y as a liberty.
-  last = jnp.argmax(liberty_bits != 0, axis=1)                                # [P+1]
-  low = jnp.take_along_axis(liberty_bits, last[:, None], axis=1)[:, 0]
-  y = (last * 32 + jax.lax.population_count((low & (~low + 1)) - 1).astype(jnp.int32))[chain]  # [P]
+  word = jnp.argmax(liberty_bits != 0, axis=1)                                # [P+1]
+  low = jnp.take_along_axis(liberty_bits, word[:, None], axis=1)[:, 0]
+  y = (word * 32 + jax.lax.population_count((low & (~low + 1)) - 1).astype(jnp.int32))[chain]  # [P]
   y_word, y_bit = jnp.minimum(y // 32, words - 1), (y % 32).astype(jnp.uint32)
   touches_y = jnp.any(jnp.asarray(neighbour_table(cfg.size)) == y[:, None], axis=1)
   for k in range(4):
