@@ -61,7 +61,7 @@ SIZES = {
         "selfplay": {"batch": 1024, "simulations": 64, "blocks": 10, "channels": 128,
                      "dtype": "bfloat16", "steps": 8, "repeats": 3},
         "sl": {"steps": 10_000_000, "log_every": 50, "eval_every": 500, "reserve_s": 45},
-        "agz": {"match_games": 256, "reserve_s": 90},
+        "agz": {"match_games": 256, "reserve_s": 130},  # two matches, each compiling
         # Ladder lanes per position of a batch: the CPU's 0.125, the accelerator default 2.0.
         "alphago": {"size": 19, "batches": [256, 4096], "lane_fractions": [0.125, 0.5, 2.0],
                     "random_moves": 180, "repeats": 3, "rollout_batch": 4096,
@@ -327,6 +327,8 @@ def selfplay_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   rows.append(("network FLOPs per evaluation (layer shapes; XLA cost analysis)",
                f"{f['network_flops_per_evaluation'] / 1e6:,.1f} M; "
                + (f"{f['xla_flops_per_evaluation'] / 1e6:,.1f} M"
+                  + (f" ({selfplay_speed.UNCOUNTED})" if f["xla_flops_per_evaluation"]
+                     < f["network_flops_per_evaluation"] / 2 else "")
                   if "xla_flops_per_evaluation" in f else "not given by XLA")))
   if "peak_share_not_reported" in f:
     skipped.append(f"the network's share of the bf16 peak: {f.pop('peak_share_not_reported')}")
@@ -527,19 +529,21 @@ def final_match(workdir: str, opponent: str, num_games: int) -> dict:
   match = jax.jit(lambda a, b, key: arena.play_match(
       game, evaluator, a, b, key, num_games=num_games, search=settings,
       temperature_moves=e.temperature_moves, moves_b=moves_b))
+  start = time.perf_counter()
   out = {k: float(v) for k, v in match(current, reference, jax.random.PRNGKey(17)).items()}
-  score = (out["wins"] + 0.5 * out["draws"]) / num_games
-  low, high = stats.wilson_interval(score, num_games)
-  out.update(games=num_games, simulations=e.num_simulations, win_rate=score, low=low, high=high)
+  points = out["wins"] + 0.5 * out["draws"]
+  low, high = stats.wilson_interval(points, num_games)  # points scored, not the rate
+  out.update(games=num_games, simulations=e.num_simulations, win_rate=points / num_games,
+             low=low, high=high, seconds=time.perf_counter() - start)
   print(f"  against {opponent}: {out['wins']:.0f} wins, {out['losses']:.0f} losses, "
-        f"{out['draws']:.0f} draws of {num_games}", flush=True)
+        f"{out['draws']:.0f} draws of {num_games} ({out['seconds']:.0f} s, compiling included)",
+        flush=True)
   return out
 
 
 def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   """AlphaGo's planes (how many ladder lanes an accelerator wants) and its rollouts."""
   import features_speed  # pylint: disable=import-outside-toplevel
-  import rollout_speed  # pylint: disable=import-outside-toplevel
   from agz_jax import go  # pylint: disable=import-outside-toplevel
   size, repeats = sizes["size"], sizes["repeats"]
   features = features_speed.FEATURES  # the module (agz_jax.go exports its function `features`)
@@ -547,32 +551,61 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   human = size == 19 and _data_kind(args.data) == "archive"
   where = "human positions" if human else f"positions after {sizes['random_moves']} random moves"
   backend = features.backend_kind()
-  saved = dict(features.LADDER_LANES)
-  try:
-    for batch in sizes["batches"]:
-      states = (features_speed.human_positions(cfg, args.data, batch, 0) if human else
-                features_speed.random_positions(cfg, batch, sizes["random_moves"], 0))
+  default = features.LADDER_LANES[backend]
+  positions = {}
+
+  def states_of(batch):
+    if batch not in positions:
+      positions[batch] = (features_speed.human_positions(cfg, args.data, batch, 0) if human else
+                          features_speed.random_positions(cfg, batch, sizes["random_moves"], 0))
+    return positions[batch]
+
+  def planes(batch, fraction):
+    """The 48 planes at `fraction` ladder lanes per position (None: the 17, and the 48 without
+    the ladder reading, the planes' cost apart from the reading)."""
+    key, states = f"{size}x{size}_b{batch}", states_of(batch)
+    if fraction is None:
       plain = features_speed.positions_per_second(cfg, "agz17", states, repeats)
-      key = f"{size}x{size}_b{batch}"
-      rec.add({f"{key}_agz17_per_s": plain},
-              [(f"{size}x{size}, batch {batch}, {where}: 17 planes, positions/s", f"{plain:,.0f}")])
-      for fraction in sizes["lane_fractions"]:
-        if time.perf_counter() > deadline - 30:
-          rec.add({}, skipped=[f"batch {batch}, {fraction} lanes per position and after: "
-                               "the part's time was spent"])
-          return
-        features.LADDER_LANES[backend] = fraction
-        rate = features_speed.positions_per_second(cfg, "alphago48", states, repeats)
-        rec.add({f"{key}_alphago48_lanes{fraction:g}_per_s": rate},
-                [(f"{size}x{size}, batch {batch}: 48 planes, {fraction:g} ladder lanes per "
-                  f"position, positions/s (ratio to 17)", f"{rate:,.0f} ({rate / plain:.3f}x)")])
-  finally:
-    features.LADDER_LANES.update(saved)
-  if time.perf_counter() > deadline - 60:
-    rec.add({}, skipped=["the rollouts: the part's time was spent"])
-    return
+      bare = features_speed.positions_per_second(cfg, "without ladders", states, repeats)
+      rec.add({f"{key}_agz17_per_s": plain, f"{key}_alphago48_no_ladders_per_s": bare},
+              [(f"{size}x{size}, batch {batch}, {where}: 17 planes; 48 without the ladder "
+                f"reading, positions/s", f"{plain:,.0f}; {bare:,.0f}")])
+      return
+    plain = rec.data["figures"][f"{key}_agz17_per_s"]
+    features.LADDER_LANES[backend] = fraction
+    try:
+      rate = features_speed.positions_per_second(cfg, "alphago48", states, repeats)
+    finally:
+      features.LADDER_LANES[backend] = default
+    rec.add({f"{key}_alphago48_lanes{fraction:g}_per_s": rate},
+            [(f"{size}x{size}, batch {batch}: 48 planes, {fraction:g} ladder lanes per "
+              f"position{' (the default)' if fraction == default else ''}, positions/s "
+              f"(ratio to 17)", f"{rate:,.0f} ({rate / plain:.4f}x)")])
+
+  # Most telling first (a short budget keeps those): each batch's 17 planes and the 48 without
+  # the reading, the 48 at the default lanes on the first batch, the rollouts, then the rest.
+  first, *others = sizes["batches"]
+  sweep = [f for f in sizes["lane_fractions"] if f != default]
+  steps = [(first, None), (first, default), "rollouts"] + [(first, f) for f in sweep] + [
+      (b, f) for b in others for f in [None, default] + sweep]
+  for i, step in enumerate(steps):
+    if time.perf_counter() > deadline - (60 if step == "rollouts" else 30):
+      rec.add({}, skipped=[", ".join(str(s) if s == "rollouts" else
+                                     f"batch {s[0]}" + ("" if s[1] is None else
+                                                        f" at {s[1]:g} lanes")
+                                     for s in steps[i:]) + ": the part's time was spent"])
+      return
+    if step == "rollouts":
+      rollouts(rec, sizes, size, human, args)
+    else:
+      planes(*step)
+
+
+def rollouts(rec: Record, sizes: dict, size: int, human: bool, args) -> None:
+  """The shipped rollout policy's playouts against random playouts (bench/rollout_speed.py)."""
+  import rollout_speed  # pylint: disable=import-outside-toplevel
   policy = sizes["rollout_policy"] and os.path.join(REPO, sizes["rollout_policy"])
-  r = rollout_speed.measure(size, sizes["rollout_batch"], repeats, policy,
+  r = rollout_speed.measure(size, sizes["rollout_batch"], sizes["repeats"], policy,
                             args.data if human else None, None, 500)
   rec.add({"rollout_random_playouts_per_s": r["random"]["playouts_per_s"],
            "rollout_p_pi_playouts_per_s": r["p_pi"]["playouts_per_s"],

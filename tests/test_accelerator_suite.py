@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from agz_jax import stats
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUITE = os.path.join(REPO, "bench", "accelerator_suite.py")
 PARTS = ("env", "selfplay", "sl", "agz", "alphago")
@@ -73,6 +75,8 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
   assert sl["steps"] > 0 and 0 <= sl["val_top1"] <= sl["val_top5"] <= 1
   alphago = parts["alphago"]["figures"]
   assert alphago["9x9_b4_agz17_per_s"] > alphago["9x9_b4_alphago48_lanes2_per_s"] > 0
+  assert alphago["9x9_b4_alphago48_lanes0.125_per_s"] > 0  # the CPU's default lanes
+  assert alphago["9x9_b4_alphago48_no_ladders_per_s"] > 0
   assert alphago["rollout_random_playouts_per_s"] > 0 and alphago["rollout_p_pi_playouts_per_s"] > 0
   agz = parts["agz"]["figures"]
   assert agz["iterations"] > 0
@@ -82,6 +86,10 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
         agz[f"vs_{opponent}_draws"] == games
     assert 0 <= agz[f"vs_{opponent}_low"] <= agz[f"vs_{opponent}_win_rate"] <= \
         agz[f"vs_{opponent}_high"] <= 1
+    points = agz[f"vs_{opponent}_wins"] + agz[f"vs_{opponent}_draws"] / 2
+    assert agz[f"vs_{opponent}_win_rate"] == pytest.approx(points / games)
+    assert (agz[f"vs_{opponent}_low"], agz[f"vs_{opponent}_high"]) == pytest.approx(
+        stats.wilson_interval(points, games))
 
 
 def test_the_markdown_table_lists_every_part(smoke):
