@@ -83,6 +83,9 @@ SIZES = {
     },
 }
 SL_AIM_TOP1, SL_AIM_MINUTES = 0.50, 10
+# XLA's while loops and conditionals recorded in CUDA graphs (conditional nodes), so that a
+# loop's turn needs no round trip to the host for its condition: not XLA's default.
+LOOP_GRAPHS = "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL"
 PGX_MISSING = "pgx is not installed (pip install -e '.[bench]')"
 
 
@@ -582,21 +585,55 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
               f"position{' (the default)' if fraction == default else ''}, positions/s "
               f"(ratio to 17)", f"{rate:,.0f} ({rate / plain:.4f}x)")])
 
+  def graphs(batch):
+    """The 48 planes again with XLA's loops recorded in command buffers (CUDA graphs with
+    conditional nodes), in a process of its own: XLA reads its flags once, at start-up."""
+    key, plain = f"{size}x{size}_b{batch}", rec.data["figures"][f"{size}x{size}_b{batch}_agz17_per_s"]
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import features_speed as f; "
+            "from agz_jax import go; a = json.loads(sys.argv[2]); "
+            "cfg = go.GoConfig(size=a['size'], komi=7.5, history=8); "
+            "s = (f.human_positions(cfg, a['data'], a['batch'], 0) if a['human'] else "
+            "f.random_positions(cfg, a['batch'], a['moves'], 0)); "
+            "print(json.dumps(f.positions_per_second(cfg, 'alphago48', s, a['repeats'])))")
+    argv = json.dumps({"size": size, "data": args.data, "batch": batch, "human": human,
+                       "moves": sizes["random_moves"], "repeats": repeats})
+    env = _environment(args.smoke)
+    env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {LOOP_GRAPHS}".strip()
+    try:
+      done = subprocess.run([sys.executable, "-c", code,
+                             os.path.dirname(os.path.abspath(__file__)), argv], env=env,
+                            capture_output=True, text=True, cwd=REPO, check=True,
+                            timeout=max(10.0, deadline - time.perf_counter() - 5))
+      rate = float(done.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError) as e:
+      last = (getattr(e, "stderr", None) or "").strip().splitlines()[-1:]
+      rec.add({}, skipped=[f"batch {batch} with loops in command buffers: "
+                           f"{type(e).__name__} {' '.join(last)}"[:300]])
+      return
+    rec.add({f"{key}_alphago48_loop_graphs_per_s": rate},
+            [(f"{size}x{size}, batch {batch}: 48 planes, default lanes, XLA's loops in command "
+              f"buffers (`XLA_FLAGS={LOOP_GRAPHS}`), positions/s (ratio to 17)",
+              f"{rate:,.0f} ({rate / plain:.4f}x)")])
+
   # Most telling first (a short budget keeps those): each batch's 17 planes and the 48 without
-  # the reading, the 48 at the default lanes on the first batch, the rollouts, then the rest.
+  # the reading, the 48 at the default lanes on the first batch, then with the loops in
+  # command buffers, the rollouts, then the rest.
   first, *others = sizes["batches"]
   sweep = [f for f in sizes["lane_fractions"] if f != default]
-  steps = [(first, None), (first, default), "rollouts"] + [(first, f) for f in sweep] + [
-      (b, f) for b in others for f in [None, default] + sweep]
+  steps = [(first, None), (first, default), ("graphs", first), "rollouts"] + [
+      (first, f) for f in sweep] + [(b, f) for b in others for f in [None, default] + sweep]
+  names = {None: "", "graphs": " with loops in command buffers"}
   for i, step in enumerate(steps):
     if time.perf_counter() > deadline - (60 if step == "rollouts" else 30):
-      rec.add({}, skipped=[", ".join(str(s) if s == "rollouts" else
-                                     f"batch {s[0]}" + ("" if s[1] is None else
-                                                        f" at {s[1]:g} lanes")
-                                     for s in steps[i:]) + ": the part's time was spent"])
+      rec.add({}, skipped=[", ".join(
+          s if s == "rollouts" else f"batch {s[1]}{names['graphs']}" if s[0] == "graphs" else
+          f"batch {s[0]}" + ("" if s[1] is None else f" at {s[1]:g} lanes") for s in steps[i:])
+          + ": the part's time was spent"])
       return
     if step == "rollouts":
       rollouts(rec, sizes, size, human, args)
+    elif step[0] == "graphs":
+      graphs(step[1])
     else:
       planes(*step)
 
