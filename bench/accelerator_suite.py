@@ -615,18 +615,34 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
               f"buffers (`XLA_FLAGS={LOOP_GRAPHS}`), positions/s (ratio to 17)",
               f"{rate:,.0f} ({rate / plain:.4f}x)")])
 
+  def reader(batch):
+    """Where the reading's time goes (bench/ladder_reader.py): moves tried, the cost of one,
+    and the longest reading alone on one lane, the floor under any number of lanes."""
+    import ladder_reader  # pylint: disable=import-outside-toplevel
+    f = ladder_reader.measure(cfg, states_of(batch), repeats)
+    key = f"{size}x{size}_b{batch}_reader"
+    rec.add({f"{key}_{k}": v for k, v in f.items()})
+    if "tries" in f:
+      rec.add({}, [(f"{size}x{size}, batch {batch}: ladders (undecided where they start), moves "
+                    f"tried, the longest reading", f"{f['ladders']:,} ({f['undecided']:,}), "
+                    f"{f['tries']:,}, {f['tries_longest']:,}"),
+                   ("the ladder reading: us per ladder, per move tried; the longest reading "
+                    "alone on one lane", f"{f['us_per_ladder']:,.1f}, {f['us_per_move']:,.2f}; "
+                    f"{f['longest_alone_s'] * 1e3:,.2f} ms "
+                    f"({f['longest_alone_s'] / f['tries_longest'] * 1e6:,.1f} us per move)")])
+
   # Most telling first (a short budget keeps those): each batch's 17 planes and the 48 without
   # the reading, the 48 at the default lanes on the first batch, then with the loops in
-  # command buffers, the rollouts, then the rest.
+  # command buffers, the rollouts, where the reading's time goes, then the rest.
   first, *others = sizes["batches"]
   sweep = [f for f in sizes["lane_fractions"] if f != default]
-  steps = [(first, None), (first, default), ("graphs", first), "rollouts"] + [
+  steps = [(first, None), (first, default), ("graphs", first), "rollouts", ("reader", first)] + [
       (first, f) for f in sweep] + [(b, f) for b in others for f in [None, default] + sweep]
-  names = {None: "", "graphs": " with loops in command buffers"}
+  names = {"graphs": " with loops in command buffers", "reader": ": where the reading's time goes"}
   for i, step in enumerate(steps):
     if time.perf_counter() > deadline - (60 if step == "rollouts" else 30):
       rec.add({}, skipped=[", ".join(
-          s if s == "rollouts" else f"batch {s[1]}{names['graphs']}" if s[0] == "graphs" else
+          s if s == "rollouts" else f"batch {s[1]}{names[s[0]]}" if s[0] in names else
           f"batch {s[0]}" + ("" if s[1] is None else f" at {s[1]:g} lanes") for s in steps[i:])
           + ": the part's time was spent"])
       return
@@ -634,6 +650,8 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
       rollouts(rec, sizes, size, human, args)
     elif step[0] == "graphs":
       graphs(step[1])
+    elif step[0] == "reader":
+      reader(step[1])
     else:
       planes(*step)
 

@@ -78,15 +78,20 @@ def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
   return states.board.shape[0] / float(np.median(seconds))  # the median: robust to a busy moment
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str) -> argparse.Namespace:
+  """The command line of this benchmark and of bench/ladder_reader.py."""
+  parser = argparse.ArgumentParser(description=description)
   parser.add_argument("--size", type=int, default=19)
   parser.add_argument("--batch", type=int, default=256)
   parser.add_argument("--repeats", type=int, default=9)
   parser.add_argument("--data", default="data/kgs", help="an imported games folder, or 'none'")
   parser.add_argument("--seed", type=int, default=0)
-  args = parser.parse_args()
+  return parser.parse_args()
 
+
+def the_positions(args: argparse.Namespace) -> tuple[go.GoConfig, go.GoState]:
+  """The benchmark's rules and positions (human ones where args.data holds an import), with
+  a line saying what they are and where they run."""
   base = go.GoConfig(size=args.size, max_moves=2 * args.size * args.size)
   use_data = args.data != "none" and os.path.isfile(os.path.join(args.data, data.GAMES_FILE))
   if use_data:
@@ -95,9 +100,15 @@ def main():
   else:
     states = random_positions(base, args.batch, args.size * args.size // 2, args.seed)
     source = f"after {args.size * args.size // 2} random legal moves"
-  planes = jax.jit(functools.partial(go.features, base, encoding="alphago48"))(states)
   print(f"{jax.devices()[0].platform} ({platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores), {args.size}x{args.size}, batch {args.batch}, {source}")
+  return base, states
+
+
+def main():
+  args = arguments(__doc__.splitlines()[0])
+  base, states = the_positions(args)
+  planes = jax.jit(functools.partial(go.features, base, encoding="alphago48"))(states)
   plain, readings = jax.jit(functools.partial(without_ladders, base))(states)
   np.testing.assert_array_equal(np.asarray(plain)[..., :44], np.asarray(planes)[..., :44])
   print(f"  ladders read {int(readings) / args.batch:.2f}, found: ladder captures "

@@ -663,3 +663,31 @@ def test_ladder_planes_do_not_depend_on_the_chunks(monkeypatch):
   monkeypatch.setattr(ladders, "read", functools.partial(ladders.read, chunk=3))
   got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
   np.testing.assert_array_equal(got, expected)
+
+
+def test_the_reader_gives_every_ladder_the_outcome_it_has_read_alone():
+  """`ladders.read` (a queue, lanes taking ladders as they fall free, narrowing) gives every
+  ladder the outcome of `ladders.read_alone`, which steps one reading to its end."""
+  cfg = go.GoConfig(size=7)
+  rng = np.random.default_rng(7)
+  _, black, white = go.parse_board(DEPTH_14)
+  setups = [(black, white, WHITE), (black, white, BLACK)] + [ladder_setup(7, rng) for _ in range(14)]
+  features = sys.modules["agz_jax.go.features"]
+  ladders = sys.modules["agz_jax.go.ladders"]
+
+  def both(states):
+    _, *candidates = jax.vmap(functools.partial(
+        features._alphago_without_ladders, cfg, colour_plane=False))(states)  # pylint: disable=protected-access
+    count, capacity, ladder_at, _ = features._ladder_candidates(cfg, *candidates)  # pylint: disable=protected-access
+    together = ladders.read(cfg, count, capacity, ladder_at, lanes=4, shrink=2, chunk=16)
+    alone = jax.vmap(lambda i: ladders.read_alone(cfg, ladder_at(i)))(
+        jnp.minimum(jnp.arange(capacity), count - 1))
+    return count, together, alone.status, alone.tries
+
+  count, together, alone, tries = map(np.asarray, jax.jit(both)(initial_states(cfg, setups)))
+  n = int(count)
+  # Enough ladders, and long enough readings, for lanes to fall free and take new ones.
+  assert n >= 50 and tries[:n].max() >= 40
+  assert (alone[:n] == ladders.CAPTURED).sum() >= 20 and (alone[:n] == ladders.ESCAPED).sum() >= 20
+  np.testing.assert_array_equal(together[:n], alone[:n])
+  assert (together[n:] == ladders.UNDECIDED).all()

@@ -184,22 +184,13 @@ def _turns_since(cfg: GoConfig, state: GoState) -> jnp.ndarray:
   return jnp.where(jnp.any(changed, axis=0), jnp.argmax(changed, axis=0) + 1, 8)
 
 
-def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
-  """Ladder capture and escape planes of a batch of B positions.
-
-  The candidates of the whole batch are read together on LADDER_LANES lanes per
-  position (see `ladders.read`), so the planes of a position never depend on
-  the rest of the batch.
-
-  Args:
-    cfg: the game's configuration.
-    board: [B, P] int32. chain: [B, P] int32 chain names. me: [B] int32 player to move.
-    target: [B, P, 4] int32, the chain next to each move in each direction.
-    capture: [B, P, 4] bool, the move ataris that O chain of two liberties.
-    escape: [B, P, 4] bool, the move extends that X chain in atari.
+def _ladder_candidates(cfg: GoConfig, board, chain, me, target, capture, escape):
+  """The ladders a batch of B positions asks the reader to read (see `_ladder_planes`).
 
   Returns:
-    ([B, P] bool ladder capture, [B, P] bool ladder escape).
+    count: [] int32, how many. capacity: the most there may be. ladder_at: i -> the
+    `ladders.Ladder` ladder i starts. which: i -> (is it a capture, its position, its move,
+    the direction of its chain from the move).
   """
   num_boards, p = board.shape
   # The ladders to read, by candidate (b, move, direction) flattened: every capture
@@ -228,6 +219,29 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     prey = ladders.to_bits(cfg, chain[b] == target[b, move, k])
     return ladders.start(cfg, mine[b], theirs[b], prey, move, is_capture)
 
+  return count, capacity, ladder_at, which
+
+
+def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
+  """Ladder capture and escape planes of a batch of B positions.
+
+  The candidates of the whole batch are read together on LADDER_LANES lanes per
+  position (see `ladders.read`), so the planes of a position never depend on
+  the rest of the batch.
+
+  Args:
+    cfg: the game's configuration.
+    board: [B, P] int32. chain: [B, P] int32 chain names. me: [B] int32 player to move.
+    target: [B, P, 4] int32, the chain next to each move in each direction.
+    capture: [B, P, 4] bool, the move ataris that O chain of two liberties.
+    escape: [B, P, 4] bool, the move extends that X chain in atari.
+
+  Returns:
+    ([B, P] bool ladder capture, [B, P] bool ladder escape).
+  """
+  num_boards, p = board.shape
+  count, capacity, ladder_at, which = _ladder_candidates(cfg, board, chain, me, target, capture,
+                                                         escape)
   outcome = ladders.read(cfg, count, capacity, ladder_at, _ladder_lanes(num_boards),
                          shrink=LADDER_SHRINK[backend_kind()])
   # (outcome is UNDECIDED past `count`: no hit there)

@@ -336,6 +336,19 @@ def _step(cfg: GoConfig, r: Reading) -> Reading:
       status=status, tries=tries)
 
 
+def read_alone(cfg: GoConfig, ladder: Ladder) -> Reading:
+  """One ladder read to its end on a lane of its own, without `read`'s queue and lanes:
+  the reading as it ends (its outcome in `status`, the moves it tried in `tries`). For
+  tests and benchmarks; `read` gives the same outcome."""
+  levels = _levels(cfg)
+  bits = jnp.zeros((levels, cfg.size), jnp.uint32)
+  zeros = jnp.zeros(levels, jnp.int32)
+  first = Reading(bits.at[0].set(ladder.escapers), bits.at[0].set(ladder.chasers),
+                  bits.at[0].set(ladder.prey), jnp.full(levels, cfg.num_points, jnp.int32), zeros,
+                  jnp.int32(0), ladder.chaser_first, ladder.status, jnp.int32(0))
+  return jax.lax.while_loop(lambda r: r.status == UNDECIDED, functools.partial(_step, cfg), first)
+
+
 class _Queue(NamedTuple):
   """Ladders started and still to be read: a chunk's undecided ladders, in order.
 
