@@ -554,7 +554,8 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   human = size == 19 and _data_kind(args.data) == "archive"
   where = "human positions" if human else f"positions after {sizes['random_moves']} random moves"
   backend = features.backend_kind()
-  default = features.LADDER_LANES[backend]
+  default, reader_default = features.LADDER_LANES[backend], features.LADDER_READER[backend]
+  other = {"host": "device", "device": "host"}[reader_default]
   positions = {}
 
   def states_of(batch):
@@ -563,9 +564,10 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
                           features_speed.random_positions(cfg, batch, sizes["random_moves"], 0))
     return positions[batch]
 
-  def planes(batch, fraction):
-    """The 48 planes at `fraction` ladder lanes per position (None: the 17, and the 48 without
-    the ladder reading, the planes' cost apart from the reading)."""
+  def planes(batch, fraction, place=None):
+    """The 48 planes at `fraction` ladder lanes per position, read where `place` says (the
+    backend's default, else on the device: the lanes are a device setting). None: the 17, and
+    the 48 without the ladder reading, the planes' cost apart from the reading."""
     key, states = f"{size}x{size}_b{batch}", states_of(batch)
     if fraction is None:
       plain = features_speed.positions_per_second(cfg, "agz17", states, repeats)
@@ -575,15 +577,23 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
                 f"reading, positions/s", f"{plain:,.0f}; {bare:,.0f}")])
       return
     plain = rec.data["figures"][f"{key}_agz17_per_s"]
-    features.LADDER_LANES[backend] = fraction
+    place = place or (reader_default if fraction == default else "device")
+    features.LADDER_LANES[backend], features.LADDER_READER[backend] = fraction, place
     try:
       rate = features_speed.positions_per_second(cfg, "alphago48", states, repeats)
     finally:
-      features.LADDER_LANES[backend] = default
+      features.LADDER_LANES[backend], features.LADDER_READER[backend] = default, reader_default
+    if place == "host":  # the lanes there are the CPU's, whatever this backend's
+      rec.add({f"{key}_alphago48_host_per_s": rate},
+              [(f"{size}x{size}, batch {batch}: 48 planes, the ladders read on the host's CPU"
+                f"{' (the default)' if place == reader_default else ''}, positions/s "
+                f"(ratio to 17)", f"{rate:,.0f} ({rate / plain:.4f}x)")])
+      return
     rec.add({f"{key}_alphago48_lanes{fraction:g}_per_s": rate},
-            [(f"{size}x{size}, batch {batch}: 48 planes, {fraction:g} ladder lanes per "
-              f"position{' (the default)' if fraction == default else ''}, positions/s "
-              f"(ratio to 17)", f"{rate:,.0f} ({rate / plain:.4f}x)")])
+            [(f"{size}x{size}, batch {batch}: 48 planes, read on the device"
+              f"{' (the default)' if place == reader_default else ''}, {fraction:g} ladder "
+              f"lanes per position{' (the default)' if fraction == default else ''}, "
+              f"positions/s (ratio to 17)", f"{rate:,.0f} ({rate / plain:.4f}x)")])
 
   def graphs(batch):
     """The 48 planes again with XLA's loops recorded in command buffers (CUDA graphs with
@@ -592,6 +602,7 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import features_speed as f; "
             "from agz_jax import go; a = json.loads(sys.argv[2]); "
             "cfg = go.GoConfig(size=a['size'], komi=7.5, history=8); "
+            "f.FEATURES.LADDER_READER[f.FEATURES.backend_kind()] = 'device'; "
             "s = (f.human_positions(cfg, a['data'], a['batch'], 0) if a['human'] else "
             "f.random_positions(cfg, a['batch'], a['moves'], 0)); "
             "print(json.dumps(f.positions_per_second(cfg, 'alphago48', s, a['repeats'])))")
@@ -611,7 +622,8 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
                            f"{type(e).__name__} {' '.join(last)}"[:300]])
       return
     rec.add({f"{key}_alphago48_loop_graphs_per_s": rate},
-            [(f"{size}x{size}, batch {batch}: 48 planes, default lanes, XLA's loops in command "
+            [(f"{size}x{size}, batch {batch}: 48 planes, read on the device at the default "
+              f"lanes, XLA's loops in command "
               f"buffers (`XLA_FLAGS={LOOP_GRAPHS}`), positions/s (ratio to 17)",
               f"{rate:,.0f} ({rate / plain:.4f}x)")])
 
@@ -619,7 +631,11 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
     """Where the reading's time goes (bench/ladder_reader.py): moves tried, the cost of one,
     and the longest reading alone on one lane, the floor under any number of lanes."""
     import ladder_reader  # pylint: disable=import-outside-toplevel
-    f = ladder_reader.measure(cfg, states_of(batch), repeats)
+    features.LADDER_READER[backend] = "device"  # the reader as this backend runs it
+    try:
+      f = ladder_reader.measure(cfg, states_of(batch), repeats)
+    finally:
+      features.LADDER_READER[backend] = reader_default
     key = f"{size}x{size}_b{batch}_reader"
     rec.add({f"{key}_{k}": v for k, v in f.items()})
     if "tries" in f:
@@ -636,9 +652,11 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   # command buffers, the rollouts, where the reading's time goes, then the rest.
   first, *others = sizes["batches"]
   sweep = [f for f in sizes["lane_fractions"] if f != default]
-  steps = [(first, None), (first, default), ("graphs", first), "rollouts", ("reader", first)] + [
-      (first, f) for f in sweep] + [(b, f) for b in others for f in [None, default] + sweep]
-  names = {"graphs": " with loops in command buffers", "reader": ": where the reading's time goes"}
+  steps = [(first, None), (first, default), ("other", first), ("graphs", first), "rollouts",
+           ("reader", first)] + [(first, f) for f in sweep] + [
+               (b, f) for b in others for f in [None, default] + sweep]
+  names = {"graphs": " with loops in command buffers", "reader": ": where the reading's time goes",
+           "other": f": the ladders read on the {other}"}
   for i, step in enumerate(steps):
     if time.perf_counter() > deadline - (60 if step == "rollouts" else 30):
       rec.add({}, skipped=[", ".join(
@@ -652,6 +670,8 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
       graphs(step[1])
     elif step[0] == "reader":
       reader(step[1])
+    elif step[0] == "other":
+      planes(step[1], default, other)
     else:
       planes(*step)
 

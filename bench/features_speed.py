@@ -121,6 +121,18 @@ def main():
     speeds[name] = positions_per_second(base, name, states, args.repeats)
     label = labels.get(name) or f"{name:10s} {go.num_planes(base, name):3d} planes"
     print(f"  {label} {speeds[name]:12,.0f} positions/s")
+  # The other place to read the ladders (LADDER_READER): on the host's CPU through a callback,
+  # the batch in one chunk per core, or inside the program.
+  kind = FEATURES.backend_kind()
+  place = FEATURES.LADDER_READER[kind]
+  other = {"host": "device", "device": "host"}[place]
+  FEATURES.LADDER_READER[kind] = other
+  try:
+    elsewhere = positions_per_second(base, "alphago48", states, args.repeats)
+  finally:
+    FEATURES.LADDER_READER[kind] = place
+  print(f"  alphago48 with the ladders read on the {other} {elsewhere:12,.0f} positions/s "
+        f"({elsewhere / speeds['alphago48']:.2f}x the default, on the {place})")
   print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "
         f"({speeds['agz17'] / speeds['alphago48']:.0f}x slower)")
   share = 1 - speeds["alphago48"] / speeds["without ladders"]

@@ -77,6 +77,7 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
   assert alphago["9x9_b4_agz17_per_s"] > alphago["9x9_b4_alphago48_lanes2_per_s"] > 0
   assert alphago["9x9_b4_alphago48_lanes0.125_per_s"] > 0  # the CPU's default lanes
   assert alphago["9x9_b4_alphago48_no_ladders_per_s"] > 0
+  assert alphago["9x9_b4_alphago48_host_per_s"] > 0  # the reader that is not the CPU's default
   assert alphago["9x9_b4_alphago48_loop_graphs_per_s"] > 0  # a child process, XLA_FLAGS set
   assert alphago["9x9_b4_reader_ladders"] >= alphago["9x9_b4_reader_undecided"] >= 0
   assert alphago["rollout_random_playouts_per_s"] > 0 and alphago["rollout_p_pi_playouts_per_s"] > 0

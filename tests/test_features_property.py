@@ -691,3 +691,27 @@ def test_the_reader_gives_every_ladder_the_outcome_it_has_read_alone():
   assert (alone[:n] == ladders.CAPTURED).sum() >= 20 and (alone[:n] == ladders.ESCAPED).sum() >= 20
   np.testing.assert_array_equal(together[:n], alone[:n])
   assert (together[n:] == ladders.UNDECIDED).all()
+
+
+def test_ladder_planes_read_on_the_host_are_the_ones_read_on_the_device(monkeypatch):
+  """LADDER_READER 'host' (the accelerators' default: a callback that reads on the host's CPU,
+  the batch split into chunks over its cores, the last one padded) gives the planes read inside
+  the program, under jit and under vmap."""
+  cfg = go.GoConfig(size=7)
+  rng = np.random.default_rng(8)
+  _, black, white = go.parse_board(DEPTH_14)
+  setups = [(black, white, WHITE)] + [ladder_setup(7, rng) for _ in range(20)]
+  states = initial_states(cfg, setups)
+  features = sys.modules["agz_jax.go.features"]
+  backend = "cpu" if jax.default_backend() == "cpu" else "accelerator"
+  monkeypatch.setitem(features.LADDER_READER, backend, "device")
+  expected = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
+  assert expected[..., LADDER_CAPTURE].sum() >= 3 and expected[..., LADDER_ESCAPE].sum() >= 3
+  monkeypatch.setitem(features.LADDER_READER, backend, "host")
+  monkeypatch.setattr(os, "cpu_count", lambda: 2)  # two chunks: 11 positions and 10 (+1 padding)
+  monkeypatch.setattr(features, "LADDER_HOST_CHUNK", 4)
+  np.testing.assert_array_equal(
+      np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states)), expected)
+  three = jax.tree.map(lambda a: a.reshape((3, 7) + a.shape[1:]), states)
+  got = jax.jit(jax.vmap(lambda s: go.features(cfg, s, "alphago49")))(three)
+  np.testing.assert_array_equal(np.asarray(got).reshape(expected.shape), expected)

@@ -49,7 +49,9 @@ self-atari sizes, edge-distance planes that AlphaGo did not have, and no
 liberties-after-move or sensibleness planes. We follow the AlphaGo paper.
 """
 
+import concurrent.futures
 import functools
+import os
 
 import jax
 import jax.numpy as jnp
@@ -71,13 +73,23 @@ LADDER_LANES = {"cpu": 0.125, "accelerator": 2.0}
 LADDER_SHRINK = {"cpu": 4, "accelerator": 1}
 
 
+# Where the ladders are read: "device", inside the program that asks for the planes, or
+# "host", on the host's CPU through a callback, the batch split into one chunk per core
+# (of at least LADDER_HOST_CHUNK positions). The reader is thousands of short dependent
+# loop turns, which a GPU runs far slower than a CPU: 215 positions/s on an H200 against
+# 2,800 on 2 CPU cores (BENCHMARKS.md); on the host the planes cost what they cost a CPU,
+# plus copying the boards there and two planes back.
+LADDER_READER = {"cpu": "device", "accelerator": "host"}
+LADDER_HOST_CHUNK = 16
+
+
 def backend_kind() -> str:
   """'cpu' or 'accelerator': the keys of the per-backend settings (ladder lanes, rollout lanes)."""
   return "cpu" if jax.default_backend() == "cpu" else "accelerator"
 
 
-def _ladder_lanes(num_boards: int) -> int:
-  return max(1, int(LADDER_LANES[backend_kind()] * num_boards))
+def _ladder_lanes(num_boards: int, kind: str | None = None) -> int:
+  return max(1, int(LADDER_LANES[kind or backend_kind()] * num_boards))
 
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
@@ -223,7 +235,51 @@ def _ladder_candidates(cfg: GoConfig, board, chain, me, target, capture, escape)
 
 
 def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
-  """Ladder capture and escape planes of a batch of B positions.
+  """Ladder capture and escape planes of a batch of B positions, read where LADDER_READER
+  says for this backend (see `_read_ladder_planes`); the same planes either way."""
+  if LADDER_READER[backend_kind()] == "device":
+    return _read_ladder_planes(cfg, board, chain, me, target, capture, escape)
+  shape = jax.ShapeDtypeStruct(board.shape, jnp.bool_)
+  return jax.pure_callback(functools.partial(_host_ladder_planes, cfg), (shape, shape),
+                           board, chain, me, target, capture, escape,
+                           vmap_method="broadcast_all")
+
+
+@functools.lru_cache(maxsize=None)
+def _host_reader(cfg: GoConfig):
+  """The ladder planes of a chunk of positions, compiled for the host's CPU."""
+  return jax.jit(functools.partial(_read_ladder_planes, cfg, kind="cpu"))
+
+
+def _host_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
+  """`_read_ladder_planes` on the host's CPU, for arrays with any leading dimensions (vmap),
+  in chunks read side by side on the host's cores."""
+  lead, p = board.shape[:-1], board.shape[-1]
+  flat = [np.asarray(a).reshape((-1,) + a.shape[len(lead):])
+          for a in (board, chain, me, target, capture, escape)]
+  num_boards = flat[0].shape[0]
+  step = max(LADDER_HOST_CHUNK, -(-num_boards // (os.cpu_count() or 1)))
+  cpu = jax.local_devices(backend="cpu")[0]
+  read = _host_reader(cfg)
+  # Whole chunks only (a last short chunk padded with copies of the first position), so that
+  # one compiled program serves every call; jax releases the GIL while a chunk runs.
+  chunks = []
+  for start in range(0, num_boards, step):
+    part = [a[start:start + step] for a in flat]
+    short = step - part[0].shape[0]
+    if short:
+      part = [np.concatenate([a, np.repeat(a[:1], short, axis=0)]) for a in part]
+    chunks.append(jax.device_put(part, cpu))
+  with concurrent.futures.ThreadPoolExecutor(max(1, min(len(chunks), os.cpu_count() or 1))) as pool:
+    done = list(pool.map(lambda part: jax.block_until_ready(read(*part)), chunks))
+  planes = [np.concatenate([np.asarray(d[i]) for d in done])[:num_boards].reshape(lead + (p,))
+            for i in range(2)]
+  return tuple(planes)
+
+
+def _read_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape,
+                        kind: str | None = None):
+  """Ladder capture and escape planes of a batch of B positions, read where the program runs.
 
   The candidates of the whole batch are read together on LADDER_LANES lanes per
   position (see `ladders.read`), so the planes of a position never depend on
@@ -236,14 +292,17 @@ def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
     capture: [B, P, 4] bool, the move ataris that O chain of two liberties.
     escape: [B, P, 4] bool, the move extends that X chain in atari.
 
+    kind: the LADDER_LANES and LADDER_SHRINK settings to read with (default: this backend's).
+
   Returns:
     ([B, P] bool ladder capture, [B, P] bool ladder escape).
   """
   num_boards, p = board.shape
+  kind = kind or backend_kind()
   count, capacity, ladder_at, which = _ladder_candidates(cfg, board, chain, me, target, capture,
                                                          escape)
-  outcome = ladders.read(cfg, count, capacity, ladder_at, _ladder_lanes(num_boards),
-                         shrink=LADDER_SHRINK[backend_kind()])
+  outcome = ladders.read(cfg, count, capacity, ladder_at, _ladder_lanes(num_boards, kind),
+                         shrink=LADDER_SHRINK[kind])
   # (outcome is UNDECIDED past `count`: no hit there)
   is_capture, b, move, _ = jax.vmap(which)(jnp.arange(capacity))
   where = b * (p + 1) + move
