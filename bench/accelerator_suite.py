@@ -202,7 +202,7 @@ def _prerequisites(args, probe: dict) -> dict:
 def run_suite(args) -> int:
   os.makedirs(os.path.join(args.out, "parts"), exist_ok=True)
   start = time.perf_counter()
-  parts = [p for p in PARTS if p in args.parts]
+  parts = list(dict.fromkeys(args.parts))  # in the order given: a short budget keeps the first
   results = {"suite": {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(
       timespec="seconds"), "smoke": args.smoke, "budget_s": args.budget, "parts": parts,
       "data": args.data, "cpu": platform.processor() or platform.machine(),
@@ -722,7 +722,7 @@ def main(argv=None) -> int:
                            f"{SMOKE_BUDGET_S:.0f}: compiling on a shared CPU is slow, and the "
                            "smoke run checks that every part works, not how fast)")
   parser.add_argument("--parts", default=",".join(PARTS),
-                      help=f"comma-separated parts to run, of {', '.join(PARTS)}")
+                      help=f"comma-separated parts to run, in that order, of {', '.join(PARTS)}")
   parser.add_argument("--data", default=None,
                       help="human games for the sl part: an import (games.npz) or SGF files / "
                            "tar archives (default: data/kgs; under --smoke, synthetic games)")
