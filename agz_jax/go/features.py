@@ -291,7 +291,6 @@ def _read_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape
     target: [B, P, 4] int32, the chain next to each move in each direction.
     capture: [B, P, 4] bool, the move ataris that O chain of two liberties.
     escape: [B, P, 4] bool, the move extends that X chain in atari.
-
     kind: the LADDER_LANES and LADDER_SHRINK settings to read with (default: this backend's).
 
   Returns:
