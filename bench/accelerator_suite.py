@@ -578,11 +578,8 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
       return
     plain = rec.data["figures"][f"{key}_agz17_per_s"]
     place = place or (reader_default if fraction == default else "device")
-    features.LADDER_LANES[backend], features.LADDER_READER[backend] = fraction, place
-    try:
+    with features_speed.ladder_settings(reader=place, lanes=fraction):
       rate = features_speed.positions_per_second(cfg, "alphago48", states, repeats)
-    finally:
-      features.LADDER_LANES[backend], features.LADDER_READER[backend] = default, reader_default
     if place == "host":  # the lanes there are the CPU's, whatever this backend's
       rec.add({f"{key}_alphago48_host_per_s": rate},
               [(f"{size}x{size}, batch {batch}: 48 planes, the ladders read on the host's CPU"
@@ -631,11 +628,7 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
     """Where the reading's time goes (bench/ladder_reader.py): moves tried, the cost of one,
     and the longest reading alone on one lane, the floor under any number of lanes."""
     import ladder_reader  # pylint: disable=import-outside-toplevel
-    features.LADDER_READER[backend] = "device"  # the reader as this backend runs it
-    try:
-      f = ladder_reader.measure(cfg, states_of(batch), repeats)
-    finally:
-      features.LADDER_READER[backend] = reader_default
+    f = ladder_reader.measure(cfg, states_of(batch), repeats)  # the reader on the device
     key = f"{size}x{size}_b{batch}_reader"
     rec.add({f"{key}_{k}": v for k, v in f.items()})
     if "tries" in f:
@@ -647,9 +640,9 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
                     f"{f['longest_alone_s'] * 1e3:,.2f} ms "
                     f"({f['longest_alone_s'] / f['tries_longest'] * 1e6:,.1f} us per move)")])
 
-  # Most telling first (a short budget keeps those): each batch's 17 planes and the 48 without
-  # the reading, the 48 at the default lanes on the first batch, then with the loops in
-  # command buffers, the rollouts, where the reading's time goes, then the rest.
+  # Most telling first (a short budget keeps those): the first batch's 17 planes and the 48
+  # without the reading, the 48 with the default reader, with the other one, on the device with
+  # the loops in command buffers, the rollouts, where the reading's time goes, then the rest.
   first, *others = sizes["batches"]
   sweep = [f for f in sizes["lane_fractions"] if f != default]
   steps = [(first, None), (first, default), ("other", first), ("graphs", first), "rollouts",

@@ -15,6 +15,7 @@ needs: a floor under the 48 planes' time.
 """
 
 import argparse
+import contextlib
 import functools
 import importlib
 import os
@@ -61,6 +62,32 @@ def without_ladders(cfg: go.GoConfig, states: go.GoState):
   return planes, jnp.sum(capture) + jnp.sum(escape)
 
 
+@contextlib.contextmanager
+def ladder_settings(reader: str | None = None, lanes: float | None = None):
+  """Within it, this backend's ladders are read where `reader` says ('device' or 'host') on
+  `lanes` lanes per position (None: as they are)."""
+  kind = FEATURES.backend_kind()
+  saved = FEATURES.LADDER_READER[kind], FEATURES.LADDER_LANES[kind]
+  FEATURES.LADDER_READER[kind] = reader or saved[0]
+  FEATURES.LADDER_LANES[kind] = saved[1] if lanes is None else lanes
+  try:
+    yield
+  finally:
+    FEATURES.LADDER_READER[kind], FEATURES.LADDER_LANES[kind] = saved
+
+
+def median_seconds(fn, *args, repeats: int) -> float:
+  """The median time of `repeats` calls of fn(*args), after one to compile: robust to a busy
+  moment."""
+  jax.block_until_ready(fn(*args))
+  seconds = []
+  for _ in range(repeats):
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    seconds.append(time.perf_counter() - start)
+  return float(np.median(seconds))
+
+
 def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
                          repeats: int) -> float:
   if encoding == "without ladders":
@@ -69,13 +96,7 @@ def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
     fn = jax.jit(jax.vmap(functools.partial(go.legal_actions, cfg)))
   else:
     fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
-  jax.block_until_ready(fn(states))
-  seconds = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    jax.block_until_ready(fn(states))
-    seconds.append(time.perf_counter() - start)
-  return states.board.shape[0] / float(np.median(seconds))  # the median: robust to a busy moment
+  return states.board.shape[0] / median_seconds(fn, states, repeats=repeats)  # the median: robust to a busy moment
 
 
 def arguments(description: str) -> argparse.Namespace:
@@ -123,14 +144,10 @@ def main():
     print(f"  {label} {speeds[name]:12,.0f} positions/s")
   # The other place to read the ladders (LADDER_READER): on the host's CPU through a callback,
   # the batch in one chunk per core, or inside the program.
-  kind = FEATURES.backend_kind()
-  place = FEATURES.LADDER_READER[kind]
+  place = FEATURES.LADDER_READER[FEATURES.backend_kind()]
   other = {"host": "device", "device": "host"}[place]
-  FEATURES.LADDER_READER[kind] = other
-  try:
+  with ladder_settings(reader=other):
     elsewhere = positions_per_second(base, "alphago48", states, args.repeats)
-  finally:
-    FEATURES.LADDER_READER[kind] = place
   print(f"  alphago48 with the ladders read on the {other} {elsewhere:12,.0f} positions/s "
         f"({elsewhere / speeds['alphago48']:.2f}x the default, on the {place})")
   print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "

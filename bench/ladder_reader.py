@@ -17,7 +17,6 @@ batch of positions (human ones where --data holds an import):
 """
 
 import functools
-import time
 
 import jax
 import jax.numpy as jnp
@@ -28,16 +27,6 @@ from agz_jax import go
 from agz_jax.go import ladders
 
 FEATURES = features_speed.FEATURES
-
-
-def _median_seconds(fn, *args, repeats: int) -> float:
-  jax.block_until_ready(fn(*args))
-  seconds = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    seconds.append(time.perf_counter() - start)
-  return float(np.median(seconds))
 
 
 def candidates(cfg: go.GoConfig, states: go.GoState):
@@ -55,7 +44,13 @@ def starts(cfg: go.GoConfig, states: go.GoState):
 
 
 def measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
-  """Prints and returns the figures of the module docstring for one batch of positions."""
+  """Prints and returns the figures of the module docstring for one batch of positions, the
+  ladders read inside the program (what `ladders.read_alone` times too) on any backend."""
+  with features_speed.ladder_settings(reader="device"):
+    return _measure(cfg, states, repeats)
+
+
+def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
   batch = states.board.shape[0]
   # The ladders, each read alone to its end (only the undecided ones need a lane).
   count, start = jax.jit(functools.partial(starts, cfg))(states)
@@ -78,8 +73,8 @@ def measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
   # The reading's cost: the 48 planes against the same planes without it.
   with_ladders = jax.jit(functools.partial(go.features, cfg, encoding="alphago48"))
   without = jax.jit(functools.partial(features_speed.without_ladders, cfg))
-  f["planes_s"] = _median_seconds(with_ladders, states, repeats=repeats)
-  f["without_reading_s"] = _median_seconds(without, states, repeats=repeats)
+  f["planes_s"] = features_speed.median_seconds(with_ladders, states, repeats=repeats)
+  f["without_reading_s"] = features_speed.median_seconds(without, states, repeats=repeats)
   reading = f["planes_s"] - f["without_reading_s"]
   f.update(us_per_ladder=reading / count * 1e6, us_per_move=reading / f["tries"] * 1e6)
   print(f"  48 planes {f['planes_s'] * 1e3:,.1f} ms, without the ladder reading "
@@ -89,7 +84,7 @@ def measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
 
   # The longest reading alone, on one lane.
   one = jax.tree.map(lambda a: a[int(undecided[np.argmax(tries)])], start)
-  f["longest_alone_s"] = _median_seconds(jax.jit(functools.partial(ladders.read_alone, cfg)),
+  f["longest_alone_s"] = features_speed.median_seconds(jax.jit(functools.partial(ladders.read_alone, cfg)),
                                          one, repeats=repeats)
   print(f"  the longest reading alone ({f['tries_longest']} moves tried), one lane: "
         f"{f['longest_alone_s'] * 1e3:,.2f} ms "
