@@ -1,0 +1,135 @@
+"""The dual network learned from human games (task sl_dual): value targets, losses, training."""
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from agz_jax import checkpoint, data, training
+from agz_jax.players import load
+from agz_jax.training import sl_dual
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+from configs import sl_dual_19x19  # noqa: E402  pylint: disable=wrong-import-position
+from test_sl_policy import random_game  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def _tiny_config(data_dir):
+  c = sl_dual_19x19.get_config()
+  c.game.size, c.game.max_moves = 9, 162
+  c.model.blocks, c.model.channels, c.model.value_hidden = 1, 16, 16
+  c.data.dir = data_dir
+  c.data.val_from = "2017-01-01"
+  c.data.games_per_batch = 16
+  c.eval.policy_source = ""
+  c.eval.num_positions = c.eval.num_value_positions = 64
+  c.eval.chunk = 32
+  c.eval.every = 50
+  c.train.learning_rate = 0.1
+  c.train.lr_halving_steps = 1000
+  c.checkpoint.every = 100
+  c.mesh.cpu_devices = 1
+  c.log_every = 25
+  return c
+
+
+def test_value_targets_only_from_even_games_with_a_winner_and_normal_komi():
+  g = data.Game(np.zeros(0, np.int16), np.zeros(0, np.int16), np.array([1, 2], np.int16), 1, 7.5,
+                winner=1)
+  games = [g, g._replace(winner=0), g._replace(handicap=2), g._replace(komi=0.5),
+           g._replace(setup_black=np.array([40], np.int16)), g._replace(komi=6.5, winner=-1)]
+  assert sl_dual.value_games(data.from_games(9, games), (5.5, 7.5)).tolist() == [
+      True, False, False, False, False, True]
+
+
+def test_value_loss_ignores_positions_without_a_target():
+  value = jnp.array([0.5, -0.5, 0.9, 0.0])
+  target = jnp.array([1.0, -1.0, 0.0, 0.0])
+  mse, count = sl_dual.value_loss(value, target)
+  assert float(count) == 2 and float(mse) == pytest.approx(0.25)
+  mse, count = sl_dual.value_loss(value, jnp.zeros(4))
+  assert float(count) == 0 and float(mse) == 0.0
+
+
+def test_a_non_resnet_model_is_refused(tmp_path):
+  c = _tiny_config(str(tmp_path))
+  c.model.kind = "policy"
+  with pytest.raises(ValueError, match="model.kind must be 'resnet'"):
+    training.make_task(c)
+
+
+def test_training_learns_moves_and_results_and_plays(tmp_path, capsys):
+  # Every game is one of two sequences, the first won by black and the second by white, so the
+  # next move and (from the first moves on) the winner follow from the position.
+  rng = np.random.default_rng(3)
+  first, second = random_game(rng, 24, winner=1), random_game(rng, 24, winner=-1)
+  games = ([first._replace(date="2016-01-01"), second._replace(date="2016-02-01")] * 3
+           + [first._replace(date="2017-02-01"), second._replace(date="2017-02-02")]
+           + [first._replace(date="2016-03-01", handicap=2, winner=-1)])  # policy only
+  data.save(data.from_games(9, games), str(tmp_path / "games"))
+  config = _tiny_config(str(tmp_path / "games"))
+  config.steps = 200
+  workdir = str(tmp_path / "run")
+  initial = training.make_task(config).init(0)
+  state = training.train_and_evaluate(config, workdir)
+  out = capsys.readouterr().out
+  assert "7 training games" in out and "of them 6 with a value target" in out
+  assert "step 200/200" in out and "val top1" in out and "mse" in out and "pos/s" in out
+  rows = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"))]
+  final = [r for r in rows if "val_top1" in r][-1]
+  assert final["iteration"] == 200
+  assert final["val_top1"] > 0.6, final
+  # Chance is an MSE of 1 (a value of 0 for a +-1 target); the handicap game's flipped result
+  # never reaches the value head.
+  assert final["val_mse"] < 0.5 and final["train_mse"] < 0.5, final
+  assert "val_mse_0" in final and "val_mse_50" not in final  # 24-move games: one bucket
+  assert all(r["value_positions"] <= config.data.games_per_batch for r in rows)
+  # Batch normalisation's running statistics are trained and saved with the network.
+  moved = [float(jnp.max(jnp.abs(a - b))) for a, b in zip(
+      jax.tree.leaves(state.batch_stats), jax.tree.leaves(initial.batch_stats))]
+  assert max(moved) > 1e-3
+  _, network = checkpoint.load_network(workdir)
+  assert jax.tree.leaves(network["batch_stats"])
+  # The GTP engine's players load it: with its value head it searches.
+  player = load.load_player(workdir, simulations=8)
+  assert type(player).__name__ == "SearchPlayer"
+
+
+
+def _spread_game(offset, length=30, date="2016-01-01"):
+  """A legal 19x19 game without captures: points 7 apart, none next to another."""
+  moves = np.array([(7 * i + offset) % 361 for i in range(length)], np.int16)
+  return data.Game(np.zeros(0, np.int16), np.zeros(0, np.int16), moves, 1, 7.5, winner=1 - 2 * (offset % 2),
+                   date=date, source=f"KGS-test:{offset}")
+
+
+def test_timed_training_smoke_ships_a_network(tmp_path):
+  games = [_spread_game(k) for k in range(6)] + [_spread_game(k, date="2017-06-01") for k in (6, 7)]
+  data.save(data.from_games(19, games), str(tmp_path / "games"))
+  out = tmp_path / "out"
+  cmd = [sys.executable, "-m", "agz_jax.timed_training", "--smoke", "--data",
+         str(tmp_path / "games"), "--out", str(out), "--workdir", str(tmp_path / "run")]
+  proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  assert "first stretch: 1 step(s)" in proc.stdout and "3 more" in proc.stdout
+  assert "skipped: bfloat16 (CPU: float32)" in proc.stdout
+  assert sorted(os.listdir(out)) == ["human-19x19", "human-19x19.tar.gz", "metrics.jsonl"]
+  config, network = checkpoint.load_network(str(out / "human-19x19"))
+  assert config.task == "sl_dual" and config.model.blocks == 1 and network["batch_stats"]
+  rows = [json.loads(line) for line in open(out / "metrics.jsonl", encoding="utf-8")]
+  assert rows[-1]["iteration"] == 4 and "val_mse" in rows[-1]
+  with tarfile.open(out / "human-19x19.tar.gz") as tar:
+    assert "human-19x19/network" in tar.getnames()
+  # Without an accelerator and without --smoke it stops at once, saying why.
+  proc = subprocess.run(cmd[:3] + cmd[4:], cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert proc.returncode != 0 and "no accelerator" in proc.stderr.strip().splitlines()[-1]
+  proc = subprocess.run(cmd[:5] + [str(tmp_path / "none"), "--out", str(tmp_path / "o2")],
+                        cwd=REPO, capture_output=True, text=True, timeout=300)
+  assert proc.returncode != 0 and "no games.npz" in proc.stderr.strip().splitlines()[-1]
