@@ -1,5 +1,6 @@
 """The dual network learned from human games (task sl_dual): value targets, losses, training."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -97,6 +98,15 @@ def test_training_learns_moves_and_results_and_plays(tmp_path, capsys):
   assert max(moved) > 1e-3
   _, network = checkpoint.load_network(workdir)
   assert jax.tree.leaves(network["batch_stats"])
+  # AlphaGo's Figure 2b (bench/value_accuracy.py) reads its value head.
+  spec = importlib.util.spec_from_file_location(
+      "value_accuracy", os.path.join(REPO, "bench", "value_accuracy.py"))
+  value_accuracy = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(value_accuracy)
+  _, model, variables = value_accuracy.load_value(workdir)
+  planes = jnp.zeros((2, 9, 9, 17))
+  np.testing.assert_allclose(value_accuracy.value_of(model, variables, planes),
+                             model.apply(variables, planes)[1])
   # The GTP engine's players load it: with its value head it searches.
   player = load.load_player(workdir, simulations=8)
   assert type(player).__name__ == "SearchPlayer"
