@@ -143,3 +143,37 @@ def test_timed_training_smoke_ships_a_network(tmp_path):
   proc = subprocess.run(cmd[:5] + [str(tmp_path / "none"), "--out", str(tmp_path / "o2")],
                         cwd=REPO, capture_output=True, text=True, timeout=300)
   assert proc.returncode != 0 and "no games.npz" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_a_network_exported_in_bfloat16_plays_in_float32(tmp_path):
+  import helpers  # pylint: disable=import-outside-toplevel
+  from agz_jax import export  # pylint: disable=import-outside-toplevel
+  workdir = helpers.make_checkpoint(tmp_path / "run", size=5)
+  out = tmp_path / "shipped"
+  assert export.main([workdir, str(out), "--dtype", "bfloat16"]) == 0
+  assert sorted(os.listdir(out)) == ["_CHECKPOINT_METADATA", "config", "network"]
+  assert "commit_success.txt" not in os.listdir(out / "network")
+  _, variables = checkpoint.load_network(str(out))
+  _, original = checkpoint.load_network(workdir)
+  for a, b in zip(jax.tree.leaves(variables), jax.tree.leaves(original)):
+    assert a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=1 / 128, atol=1e-6)  # bfloat16 keeps 8 bits
+  assert any(not np.array_equal(a, b) for a, b in zip(jax.tree.leaves(variables),
+                                                       jax.tree.leaves(original)))
+  assert load.load_player(str(out), simulations=2).name == "agz_jax-1x8"
+
+
+def test_the_shipped_19x19_network_opens_like_a_human():
+  """pretrained/human-19x19 (BENCHMARKS.md): its policy's first moves are corner points of
+  the third and fourth lines, and a player that searches with its value head loads."""
+  from agz_jax import go  # pylint: disable=import-outside-toplevel
+  path = load.pretrained_path("human-19x19")
+  policy = load.load_player(path, policy_only=True)
+  cfg = go.GoConfig(size=19, komi=7.5)
+  state = go.init(cfg)
+  for _ in range(4):
+    action = policy.analyse(cfg, state)["action"]
+    row, col = divmod(action, 19)
+    assert {min(row, 18 - row), min(col, 18 - col)} <= {2, 3}, go.action_to_gtp(cfg, action)
+    state = go.step(cfg, state, action)
+  assert type(load.load_player(path, simulations=4)).__name__ == "SearchPlayer"
