@@ -19,6 +19,7 @@ from agz_jax.training import sl_dual
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 from configs import sl_dual_19x19  # noqa: E402  pylint: disable=wrong-import-position
+import test_resume  # noqa: E402  pylint: disable=wrong-import-position
 from test_sl_policy import random_game  # noqa: E402  pylint: disable=wrong-import-position
 
 
@@ -177,3 +178,31 @@ def test_the_shipped_19x19_network_opens_like_a_human():
     assert {min(row, 18 - row), min(col, 18 - col)} <= {2, 3}, go.action_to_gtp(cfg, action)
     state = go.step(cfg, state, action)
   assert type(load.load_player(path, simulations=4)).__name__ == "SearchPlayer"
+
+
+# Self-play at the tiniest size (tests/test_resume.py's), one iteration, no evaluation.
+SELFPLAY = {**test_resume.SELFPLAY, "eval.every": 0, "checkpoint.every": 1, "iterations": 1}
+
+
+def test_self_play_starts_from_a_supervised_network(tmp_path, capsys):
+  import helpers  # pylint: disable=import-outside-toplevel
+  from configs import default  # pylint: disable=import-outside-toplevel
+  config = default.get_config()
+  config.update_from_flattened_dict(SELFPLAY)
+  start = helpers.make_checkpoint(tmp_path / "supervised", config=config.copy_and_resolve_references())
+  config.init_from = start
+  training.train_and_evaluate(config, str(tmp_path / "run"))
+  assert f"starting from the network of {start} (a 1x8 resnet" in capsys.readouterr().out
+  _, given = checkpoint.load_network(start)
+  _, initial = checkpoint.load_network(os.path.join(tmp_path, "run", "checkpoints", "0"))
+  jax.tree.map(np.testing.assert_array_equal, initial, given)  # iteration 0 is that network
+  _, trained = checkpoint.load_network(str(tmp_path / "run"))
+  assert jax.tree.leaves(trained)[0].shape == jax.tree.leaves(given)[0].shape
+  # Another size, another encoding or a policy network is refused in one line.
+  for change in ({"model.channels": 16}, {"game.history": 8}):
+    other = default.get_config()
+    other.update_from_flattened_dict({**SELFPLAY, **change})
+    other.init_from = start
+    with pytest.raises(ValueError, match=r"^init_from: .* holds a 1x8 resnet on agz17 planes for "
+                       r"5x5; this run trains a 1x\d+ resnet"):
+      training.make_task(other).init(0)
