@@ -263,6 +263,16 @@ def export_network(path: str, out: str, dtype: str | None = None) -> str:
   return out
 
 
+def export_with_archive(path: str, out_dir: str, name: str, dtype: str | None = None) -> str:
+  """export_network to OUT_DIR/NAME, and the same folder as one file, OUT_DIR/NAME.tar.gz (to
+  carry home from a machine lent for a while); returns the folder."""
+  import tarfile  # pylint: disable=import-outside-toplevel
+  out = export_network(path, os.path.join(out_dir, name), dtype=dtype)
+  with tarfile.open(os.path.join(out_dir, f"{name}.tar.gz"), "w:gz") as tar:
+    tar.add(out, arcname=name)
+  return out
+
+
 def load_network(path: str):
   """Loads a trained network for play: (config, variables) from a checkpoint.
 

@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import sys
-import tarfile
 import time
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -136,9 +135,7 @@ def main(argv=None) -> int:
         f"{config.train.lr_halving_steps} steps", flush=True)
   if left is None or left > 0:
     training.train_and_evaluate(config, workdir, time_limit_s=left)
-  out = checkpoint.export_network(workdir, os.path.join(args.out, args.name))
-  with tarfile.open(os.path.join(args.out, f"{args.name}.tar.gz"), "w:gz") as tar:
-    tar.add(out, arcname=args.name)
+  out = checkpoint.export_with_archive(workdir, args.out, args.name)
   shutil.copy(os.path.join(workdir, "metrics.jsonl"), os.path.join(args.out, "metrics.jsonl"))
   rows = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"),
                                             encoding="utf-8")]

@@ -16,7 +16,9 @@ is stopped, and what it measured until then is kept):
             time, and its held-out top-1 and top-5
   agz       a configs/gpu_9x9.py training run for the part's time, then its final
             network against a random player and against its iteration-0 network
-            (on-device matches, both colours, the run's evaluation settings)
+            (on-device matches, both colours, the run's evaluation settings); the
+            final network is kept in OUT/ship/agz-9x9 (and .tar.gz), to be measured
+            against pretrained/zero-9x9 on the machine it goes home to
   alphago   AlphaGo's 48 planes against the 17 at large batches on 19x19 (human
             positions where --data is an import), with the ladder reader's lanes
             swept, and rollouts of the shipped rollout policy against random
@@ -458,7 +460,7 @@ def _fresh(workdir: str) -> str:
 
 
 def agz_part(rec: Record, sizes: dict, deadline: float, args) -> None:
-  from agz_jax import training  # pylint: disable=import-outside-toplevel
+  from agz_jax import checkpoint, training  # pylint: disable=import-outside-toplevel
   from configs import cpu_9x9, gpu_9x9  # pylint: disable=import-outside-toplevel
   if args.smoke:
     config = cpu_9x9.get_config()
@@ -481,6 +483,10 @@ def agz_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   start = time.perf_counter()
   training.train_and_evaluate(config, _fresh(workdir), time_limit_s=limit)
   seconds = time.perf_counter() - start
+  # The final network, to measure (and ship, if stronger) against pretrained/zero-9x9 at home.
+  shipped = checkpoint.export_with_archive(workdir, _fresh(os.path.join(args.out, "ship")),
+                                           "agz-9x9")
+  print(f"  final network in {shipped} (and {shipped}.tar.gz)", flush=True)
   rows = _metrics(workdir)
   last = rows[-1]
   f = {"iterations": int(last["iteration"]), "train_seconds": seconds,
