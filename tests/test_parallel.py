@@ -21,6 +21,8 @@ import pytest
 
 from agz_jax import checkpoint
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = os.path.join(REPO, "tests", "parallel_worker.py")
 

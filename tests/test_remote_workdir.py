@@ -31,6 +31,8 @@ import helpers
 from helpers import cpu_9x9
 from test_launch import REPO, launch_cmd, saved_params, wait_for
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 BUCKET = "bucket"
 RUN = f"gs://{BUCKET}/run"
 
