@@ -221,22 +221,44 @@ def find_checkpoint(path: str) -> str:
   return os.fspath(folder / str(steps[0]))
 
 
-def export_network(path: str, out: str) -> str:
+def export_network(path: str, out: str, dtype: str | None = None) -> str:
   """Copies what play needs of a checkpoint (its network and config, not the training state:
   no optimizer, replay buffer or games) to the folder `out`, for shipping; returns `out`.
+
+  Args:
+    path: a training workdir, its checkpoints/ folder or one checkpoint.
+    out: the new folder.
+    dtype: None keeps the arrays as saved; "bfloat16" stores the float32 ones
+      in bfloat16, half the bytes (`restore_numpy` reads them back as float32).
 
   Raises:
     FileNotFoundError: no checkpoint at `path`.
     FileExistsError: `out` exists.
+    ValueError: an unknown dtype.
   """
   import shutil  # pylint: disable=import-outside-toplevel
+  if dtype not in (None, "bfloat16"):
+    raise ValueError(f"export: dtype must be bfloat16 or none, got {dtype!r}")
   directory = find_checkpoint(path)
   if os.path.exists(out):
     raise FileExistsError(f"{out} exists: give a new folder")
   os.makedirs(out)
-  for item in ("network", "config"):
-    shutil.copytree(os.path.join(directory, item), os.path.join(out, item),
+  shutil.copytree(os.path.join(directory, "config"), os.path.join(out, "config"),
+                  ignore=shutil.ignore_patterns("commit_success.txt"))
+  if dtype is None:
+    shutil.copytree(os.path.join(directory, "network"), os.path.join(out, "network"),
                     ignore=shutil.ignore_patterns("commit_success.txt"))
+  else:
+    import jax  # pylint: disable=import-outside-toplevel
+    import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    narrow = lambda a: a.astype(jnp.bfloat16) if a.dtype == np.float32 else a
+    tree = jax.tree.map(narrow, restore_numpy(os.path.join(directory, "network")))
+    with ocp.PyTreeCheckpointer() as checkpointer:
+      checkpointer.save(os.path.abspath(os.path.join(out, "network")), tree)
+    marker = os.path.join(out, "network", "commit_success.txt")  # it names this machine's path
+    if os.path.exists(marker):
+      os.remove(marker)
   shutil.copy2(os.path.join(directory, "_CHECKPOINT_METADATA"), out)
   return out
 
@@ -300,6 +322,9 @@ def restore_numpy(path: str):
     with ocp.PyTreeCheckpointer() as checkpointer:
       tree = checkpointer.metadata(path).item_metadata.tree
       as_numpy = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
-      return checkpointer.restore(path, restore_args=as_numpy)
+      restored = checkpointer.restore(path, restore_args=as_numpy)
   finally:
     absl_logger.setLevel(level)
+  # A network shipped in bfloat16 (export_network) plays in float32.
+  widen = lambda a: a.astype(np.float32) if a.dtype.name == "bfloat16" else a
+  return jax.tree.map(widen, restored)

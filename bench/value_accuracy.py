@@ -13,6 +13,12 @@ markdown table OUT/value_accuracy.md and the picture OUT/value_accuracy.png.
       --rollout pretrained/alphago-19x19/rollout_policy --data data/kgs --out figures/value
   python bench/value_accuracy.py --value "self-play=workdir/value_cpu" \\
       --value "human games=workdir/value_human" ...
+  python bench/value_accuracy.py --value "dual=workdir/sl_dual_19x19" \\
+      --value "value_net=pretrained/alphago-19x19/value_net" \\
+      --rollout pretrained/alphago-19x19/rollout_policy --data data/human \\
+      --val-from 2017-05-01,tom-=2011-08-01 --even --out figures/value_dual
+
+A dual network (AlphaGo Zero's resnet, task sl_dual) is valued by its value head.
 """
 
 import argparse
@@ -28,7 +34,7 @@ import numpy as np
 
 from agz_jax import alphago, checkpoint, data, go, nets
 from agz_jax.data import positions
-from agz_jax.training import rollout_policy
+from agz_jax.training import rollout_policy, sl_dual
 
 
 def named(specs: list[str]) -> dict[str, str]:
@@ -46,12 +52,19 @@ def named(specs: list[str]) -> dict[str, str]:
 
 
 def load_value(value_path: str):
-  """(config, model, params) of a value network's checkpoint."""
+  """(config, model, variables) of a value network's checkpoint, or of a dual network's
+  (AlphaGo Zero's resnet: its value head)."""
   value_config, value_vars = checkpoint.load_network(value_path)
-  if value_config.model.kind != "value":
-    raise ValueError(f"{value_path} holds a {value_config.model.kind!r} network, not a value "
-                     "network (task value)")
-  return value_config, nets.make(value_config.model), jax.tree.map(jnp.asarray, value_vars["params"])
+  if value_config.model.kind != "value" and not nets.has_value(value_config.model):
+    raise ValueError(f"{value_path} holds a {value_config.model.kind!r} network, which has no "
+                     "value: give a value network (task value) or a dual network (resnet)")
+  return value_config, nets.make(value_config.model), jax.tree.map(jnp.asarray, value_vars)
+
+
+def value_of(model, variables, planes):
+  """[B] values of the player to move: a value network's output or a dual network's value head."""
+  out = model.apply(variables, planes)
+  return out[1] if isinstance(out, tuple) else out
 
 
 def load_rollout(rollout_path: str):
@@ -66,10 +79,10 @@ def load_rollout(rollout_path: str):
 
 
 def evaluate(cfg, encodings, value_models, rollout_model, groups, rollouts: int, max_moves: int,
-             value_params, rollout_vars, states, key):
+             value_vars, rollout_vars, states, key):
   """([[B] per value network], [B] mean rollout outcome) for the players to move in `states`."""
   planes = {e: go.features(cfg, states, e) for e in set(encodings)}
-  v = [m.apply({"params": p}, planes[e]) for m, p, e in zip(value_models, value_params, encodings)]
+  v = [value_of(m, p, planes[e]) for m, p, e in zip(value_models, value_vars, encodings)]
   fast = alphago.rollout_logits(cfg, rollout_model, groups)
   starts = jax.tree.map(lambda x: jnp.repeat(x, rollouts, axis=0), states)
   z = go.rollout.rollouts(cfg, lambda s: fast(rollout_vars, s), starts, key, max_moves=max_moves)
@@ -96,7 +109,12 @@ def main(argv=None) -> int:
                       help="a value network's checkpoint, DIR or NAME=DIR (repeat to compare)")
   parser.add_argument("--rollout", required=True, help="the fast rollout policy's checkpoint")
   parser.add_argument("--data", default="data/kgs", help="imported human games")
-  parser.add_argument("--val-from", default="2017-05-01", help="held-out games: from this date")
+  parser.add_argument("--val-from", default="2017-05-01",
+                      help="held-out games: from this date (or per source, as data.val_from: "
+                      "'2017-05-01,tom-=2011-08-01')")
+  parser.add_argument("--even", action="store_true",
+                      help="only even games with a komi from 5.5 to 7.5 (those sl_dual's value "
+                      "head is trained and measured on)")
   parser.add_argument("--positions", type=int, default=1000)
   parser.add_argument("--rollouts", type=int, default=100, help="rollouts per position")
   parser.add_argument("--batch", type=int, default=8, help="positions valued at once")
@@ -118,6 +136,8 @@ def main(argv=None) -> int:
     archive = data.load(args.data)
     _, val_idx = data.split_by_date(archive, args.val_from)
     val_idx = val_idx[archive.winner[val_idx] != 0]
+    if args.even:
+      val_idx = val_idx[sl_dual.value_games(archive, (5.5, 7.5))[val_idx]]
     if not len(val_idx):
       raise ValueError(f"no held-out game with a known result dated {args.val_from} or later "
                        f"in {args.data}")

@@ -12,6 +12,10 @@ def get_config() -> ml_collections.ConfigDict:
   c.task = "selfplay"  # AlphaGo Zero self-play training (configs/sl_policy_*.py: "sl_policy")
   c.seed = 0
   c.iterations = 100  # each: T self-play steps on B games, then K updates
+  # A checkpoint whose network starts a fresh run (a dual network learned from human games,
+  # configs/sl_dual_19x19.py, as a user without weeks of a pod would start); "" starts from
+  # random weights. Its model must be this config's (blocks, channels, encoding, switches).
+  c.init_from = ""
 
   c.game = ml_collections.ConfigDict()  # the rules only
   c.game.name = "go"

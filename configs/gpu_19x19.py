@@ -1,6 +1,8 @@
 """19x19 on one GPU: a 15x192 network in bfloat16, 512 games in flight.
 
   python -m agz_jax.launch --config configs/gpu_19x19.py --workdir workdir/gpu_19x19
+  (from a human-game start: --config.init_from=DIR, a checkpoint of
+   configs/sl_dual_19x19.py with this config's model sizes)
 """
 
 from configs import default

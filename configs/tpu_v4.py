@@ -5,6 +5,8 @@ of every host (both must be multiples of the number of chips). AGZ's step
 schedule: learning rate 0.01, divided by 10 after 400k and 600k updates.
 
   python -m agz_jax.launch --config tpu_v4.py --workdir gs://BUCKET/agz_19x19
+  (from a human-game start: --config.init_from=DIR, a checkpoint of
+   configs/sl_dual_19x19.py with this config's model sizes)
   (run on every host of the slice, e.g. with launch/run_tpu.sh)
 """
 

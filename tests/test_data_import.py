@@ -94,7 +94,8 @@ def _by_source(archive, name):
 def test_counts_by_reason(imported):
   archive, counts = imported
   assert counts["skipped"] == {
-      "unparsable": 1, "wrong size": 1, "bad setup": 1, "non-alternating moves": 1,
+      "unparsable": 1, "not in index": 0, "wrong size": 1, "bad setup": 1,
+      "non-alternating moves": 1,
       "too short": 1, "too long": 1, "illegal move": 3, "duplicate": 1}
   assert counts["illegal"] == {"occupied": 1, "suicide": 1, "superko": 1}
   assert counts["duplicate_games"] == [{"source": "games.tar.gz:records/duplicate.sgf",

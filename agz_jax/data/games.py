@@ -217,22 +217,40 @@ def load(directory: str) -> GameArchive:
 def split_by_date(archive: GameArchive, val_from: str) -> tuple[np.ndarray, np.ndarray]:
   """Splits the games into training and validation sets by date.
 
-  Validation gets every game dated on or after `val_from`; training gets the
-  earlier games and those with an unknown date (a game of unknown date cannot
-  be shown to be later than the training games, so it never enters the
-  validation set). Every game is in exactly one set.
+  Validation gets every game dated on or after its source's first validation
+  date; training gets the earlier games and those with an unknown date (a game
+  of unknown date cannot be shown to be later than the training games, so it
+  never enters the validation set). Every game is in exactly one set.
 
   Args:
     archive: the games.
-    val_from: the first validation date, YYYY-MM-DD.
+    val_from: the first validation date, YYYY-MM-DD, for every game; or a
+      comma-separated list of such a date (for games no other entry names) and
+      PREFIX=YYYY-MM-DD entries for the games whose source starts with PREFIX
+      (the first matching entry wins). "2017-05-01,tom-=2011-12-01" holds out
+      the KGS games from May 2017 and the Tom games from December 2011; with
+      no bare date, the games of other sources are all training games.
 
   Returns:
     (train, val): int64 game indices, each increasing.
   """
-  if not _DATE.fullmatch(val_from):
-    raise ValueError(f"split_by_date: val_from must be a date YYYY-MM-DD, got {val_from!r}")
+  default, rules = None, []
+  for entry in (e.strip() for e in val_from.split(",")):
+    prefix, _, date = entry.rpartition("=")
+    if not _DATE.fullmatch(date) or (not prefix and "=" in entry):
+      raise ValueError(f"split_by_date: val_from must be a date YYYY-MM-DD or a list of them and "
+                       f"PREFIX=YYYY-MM-DD entries, got {val_from!r}")
+    if prefix:
+      rules.append((prefix, date))
+    elif default is None:
+      default = date
   dates = archive.date
-  val = (dates != "") & (dates >= val_from)
+  first = np.full(archive.num_games, default or "9999-99-99", dtype=dates.dtype)
+  claimed = np.zeros(archive.num_games, bool)
+  for prefix, date in rules:
+    mine = np.char.startswith(archive.source, prefix) & ~claimed
+    first[mine], claimed = date, claimed | mine
+  val = (dates != "") & (dates >= first)
   return np.flatnonzero(~val).astype(np.int64), np.flatnonzero(val).astype(np.int64)
 
 

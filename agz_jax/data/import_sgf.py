@@ -1,12 +1,17 @@
-"""Imports human SGF game records (such as the KGS 6d+ archives) into a GameArchive.
+"""Imports human game records (the KGS 6d+ SGF archives, the Tom 9-dan kifu archive) into a
+GameArchive.
 
 Usage:
   python -m agz_jax.data.import_sgf SRC... --out DIR [--size 19] [--min-moves 20]
+  python -m agz_jax.data.import_sgf ../shared/data/kgs ../shared/data/tom --out data/human
 
 SRC is a folder (searched recursively for .sgf files and archives), an .sgf
-file or a .tar.gz / .tgz / .tar.bz2 / .tar.xz archive (its .sgf members are
-streamed, never extracted to disk). Writes DIR/games.npz (see
-`agz_jax.data.games`) and DIR/import.json (the counts printed at the end).
+file or a .tar.gz / .tgz / .tar.bz2 / .tar.xz archive. An archive's .sgf
+members and its kifu games (`kifu/YYYY-MM` files of one game per line, joined
+to `Kifu.index` by ID: `agz_jax.data.kifu`) are streamed, never extracted to
+disk. Writes DIR/games.npz (see `agz_jax.data.games`) and DIR/import.json (the
+counts printed at the end). Games of every source go through the same checks,
+so a game found in two sources is kept once.
 
 What is kept of a game (its main line; variations are ignored):
   - setup stones: AB / AW of the root node (AE is ignored); handicap: HA, 0
@@ -22,10 +27,18 @@ What is kept of a game (its main line; variations are ignored):
   - PB, PW, BR, WR as text; DT as YYYY-MM-DD from the first date in it ('' when
     it has no full date, e.g. '2001' or '?').
   - the source: the file's path relative to the folder given, or
-    'ARCHIVE:MEMBER' for an archive member.
+    'ARCHIVE:MEMBER' for an archive member ('ARCHIVE:MEMBER:ID' for a kifu game).
+  A kifu game has no setup stones; its komi, result, date (YYYY-MM-DD from the
+  index's 'YYYY.MM.DD hh:mm') and players come from its index entry.
+  Games whose result names no winner are kept (winner 0: they train a policy,
+  not a value) and counted as 'of them no winner'.
 
 Games are skipped, and counted, for these reasons (checked in this order):
-  unparsable: not an SGF game sgfmill can read (or a bad move property).
+  unparsable: not an SGF game sgfmill can read (or a bad move property); a
+    kifu line that is not ;B[..];W[..]... moves on the board, or whose komi is
+    not a number.
+  not in index: a kifu line whose ID its archive's Kifu.index lacks (index
+    entries that no line names are counted too).
   wrong size: the board is not --size.
   bad setup: setup stones after the root node, a point given to both colours,
     or a setup chain without a liberty.
@@ -45,10 +58,10 @@ which the host asks `go.illegal_reason` why.
 """
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
-import re
 import sys
 import time
 from typing import NamedTuple, Sequence
@@ -59,12 +72,11 @@ import numpy as np
 from sgfmill import sgf
 
 from agz_jax import go
-from agz_jax.data import games as games_lib
+from agz_jax.data import games as games_lib, kifu
+from agz_jax.data.records import SKIP_REASONS, Skip, normalise_date, winner_of
 from agz_jax.data.sgf_files import Reader, find_files
 
 
-SKIP_REASONS = ("unparsable", "wrong size", "bad setup", "non-alternating moves", "too short",
-                "too long", "illegal move", "duplicate")
 ILLEGAL_REASONS = ("occupied", "suicide", "superko")
 REPORT_FILE = "import.json"
 
@@ -73,16 +85,6 @@ _SETUP_WIDTH = 32    # setup lists are padded to a multiple of this
 _BUFFER_CHUNKS = 8   # games are sorted by length within this many chunks
 _KOMI_EVEN, _KOMI_HANDICAP = 6.5, 0.0
 _COLOURS = {"b": go.BLACK, "w": go.WHITE}
-_DATE = re.compile(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
-_WINNER = re.compile(r"\s*([BW])\+", re.IGNORECASE)
-
-
-class Skip(Exception):
-  """A game that is not imported; `reason` is one of SKIP_REASONS."""
-
-  def __init__(self, reason: str):
-    super().__init__(reason)
-    self.reason = reason
 
 
 class IllegalMove(NamedTuple):
@@ -110,28 +112,6 @@ def _text(node, ident: str) -> str:
   """A root property as text, '' when absent or unreadable."""
   value = _value(node, ident)
   return "" if value is None else str(value).strip()
-
-
-def normalise_date(text: str) -> str:
-  """The first full date in an SGF DT value as YYYY-MM-DD, or '' if there is none.
-
-  '2001-02-10,2001-02-11' gives '2001-02-10'; '2001-6-5' gives '2001-06-05'.
-  """
-  m = _DATE.search(text)
-  if not m:
-    return ""
-  year, month, day = (int(x) for x in m.groups())
-  if not (1 <= month <= 12 and 1 <= day <= 31):
-    return ""
-  return f"{year:04d}-{month:02d}-{day:02d}"
-
-
-def winner_of(result: str) -> int:
-  """1 if an SGF RE value says black won ('B+...'), -1 for white, else 0."""
-  m = _WINNER.match(result)
-  if not m:
-    return 0
-  return go.BLACK if m.group(1).upper() == "B" else go.WHITE
 
 
 def _handicap(root) -> int:
@@ -325,10 +305,12 @@ def _new_counts() -> dict:
           "duplicate_games": [], "unreadable": [], "seconds": 0.0}
 
 
-def _parse_checked(data: bytes, name: str, size: int, min_moves: int) -> games_lib.Game:
-  """parse_game plus the length checks; any unexpected error counts as unparsable."""
+def _parse_checked(data: bytes | kifu.KifuGame, name: str, size: int,
+                   min_moves: int) -> games_lib.Game:
+  """parse_game (or a kifu line's) plus the length checks; any unexpected error counts as
+  unparsable."""
   try:
-    g = parse_game(data, size, name)
+    g = kifu.to_game(data, size) if isinstance(data, kifu.KifuGame) else parse_game(data, size, name)
   except Skip:
     raise
   except Exception:  # pylint: disable=broad-exception-caught
@@ -366,10 +348,10 @@ def _deduplicate(counts: dict, candidates, illegal: dict) -> list[games_lib.Game
 
 def import_games(sources: Sequence[str], size: int = 19, min_moves: int = 20,
                  chunk_size: int = 512, progress: bool = True) -> tuple[games_lib.GameArchive, dict]:
-  """Reads, checks and packs the SGF games found in `sources`.
+  """Reads, checks and packs the games (SGF records, kifu lines) found in `sources`.
 
   Args:
-    sources: folders, .sgf files and tar archives.
+    sources: folders, .sgf files and tar archives (SGF or kifu).
     size: the board size to keep.
     min_moves: games with fewer moves are skipped.
     chunk_size: games played at once by the legality check (fixed, so the
@@ -380,7 +362,9 @@ def import_games(sources: Sequence[str], size: int = 19, min_moves: int = 20,
     (archive of the kept games in reading order, counts) where counts has
     'files', 'games' (read), 'kept', 'skipped' {reason: n}, 'illegal'
     {reason: n}, 'illegal_games' [{source, move (1 = first), action, reason}],
-    'duplicate_games' [{source, same_as}], 'unreadable' [file errors] and
+    'duplicate_games' [{source, same_as}], 'unreadable' [file errors],
+    'kept_without_winner', 'kifu_index' {index_entries, index_without_game,
+    bad_index_lines} and
     'seconds'.
   """
   go.GoConfig(size=size)  # validates the size
@@ -404,6 +388,8 @@ def import_games(sources: Sequence[str], size: int = 19, min_moves: int = 20,
   _record_illegal(counts, candidates, illegal)
   kept = _deduplicate(counts, candidates, illegal)
   counts.update(files=reader.files_read, kept=len(kept), unreadable=reader.errors,
+                kept_without_winner=sum(1 for g in kept if g.winner == 0),
+                kifu_index=dataclasses.asdict(reader.kifu_stats),
                 seconds=round(time.time() - start, 1))
   if bar:
     bar.report(counts["games"], len(candidates), force=True)
@@ -413,11 +399,17 @@ def import_games(sources: Sequence[str], size: int = 19, min_moves: int = 20,
 def format_table(counts: dict) -> str:
   """The counts as a small text table."""
   lines = [f"{'files read':<24}{counts['files']:>8}", f"{'games read':<24}{counts['games']:>8}",
-           f"{'kept':<24}{counts['kept']:>8}", "skipped:"]
+           f"{'kept':<24}{counts['kept']:>8}",
+           f"{'  of them no winner':<24}{counts['kept_without_winner']:>8}", "skipped:"]
   for reason, n in counts["skipped"].items():
     lines.append(f"  {reason:<22}{n:>8}")
     if reason == "illegal move":
       lines += [f"    {why:<20}{k:>8}" for why, k in counts["illegal"].items()]
+  if counts["kifu_index"]["index_entries"]:
+    lines.append(f"{'kifu index entries':<24}{counts['kifu_index']['index_entries']:>8}")
+    lines.append(f"{'  without a game':<24}{counts['kifu_index']['index_without_game']:>8}")
+  if counts["kifu_index"]["bad_index_lines"]:
+    lines.append(f"{'  unreadable lines':<24}{counts['kifu_index']['bad_index_lines']:>8}")
   if counts["unreadable"]:
     lines.append(f"{'unreadable files':<24}{len(counts['unreadable']):>8}")
   lines.append(f"{'seconds':<24}{counts['seconds']:>8.1f}")

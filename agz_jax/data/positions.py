@@ -3,8 +3,8 @@
 The games of a GameArchive go to the device once, as a GameTable of padded move
 sequences. Each minibatch then picks games (in proportion to their length, so
 that every position of the data is equally likely), replays them through the JAX
-rules (vmapped over games, one `lax.scan` over moves), takes random positions of
-each, computes their input planes (`go.features`) and applies a random one of the
+rules (vmapped over games, one loop over moves that stops at the latest position
+drawn), keeps random positions of each, computes their input planes (`go.features`) and applies a random one of the
 8 board symmetries to planes and target alike. Nothing but the PRNG key crosses
 from the host per minibatch.
 """
@@ -107,17 +107,26 @@ def replay_positions(cfg: go.GoConfig, table: GameTable, games: jnp.ndarray,
     A GoState batch of shape [G' * S'].
   """
   moves = table.moves[games].astype(jnp.int32)                                # [G', L]
-  start = jax.vmap(lambda b, w, c: go.init(cfg, b, w, c))(
+  states = jax.vmap(lambda b, w, c: go.init(cfg, b, w, c))(
       table.setup_black[games].astype(jnp.int32), table.setup_white[games].astype(jnp.int32),
       table.first_player[games])
   step = jax.vmap(lambda s, a: go.step(cfg, s, a))
+  rows, per_game = move_numbers.shape
+  # Only as far as the latest position asked for, keeping each one when it is reached: the
+  # replay's cost follows the positions drawn, not the longest game, and no state but the
+  # kept ones is stored.
+  picked = jax.tree.map(lambda x: jnp.broadcast_to(x[:, None], (rows, per_game) + x.shape[1:]),
+                        states)                                                 # [G', S', ...]
 
-  def play(states, actions):
-    return step(states, actions), states
+  def play(t, carry):
+    states, picked = carry
+    states = step(states, jax.lax.dynamic_index_in_dim(moves, t, axis=1, keepdims=False))
+    reached = move_numbers == t + 1                                             # [G', S']
+    keep = lambda p, s: jnp.where(reached.reshape(reached.shape + (1,) * (s.ndim - 1)),
+                                  s[:, None], p)
+    return states, jax.tree.map(keep, picked, states)
 
-  _, history = jax.lax.scan(play, start, moves.T)                             # [L, G', ...]
-  rows = jnp.arange(games.shape[0])[:, None]
-  picked = jax.tree.map(lambda x: x[move_numbers, rows], history)             # [G', S', ...]
+  _, picked = jax.lax.fori_loop(0, jnp.max(move_numbers), play, (states, picked))
   return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), picked)
 
 

@@ -1,9 +1,11 @@
-"""SGF files and archives to import: found in folders, streamed from tar archives."""
+"""Game records to import: SGF files found in folders, SGF and kifu archives streamed."""
 
 import os
 import sys
 import tarfile
 from typing import Iterator, Sequence
+
+from agz_jax.data import kifu
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 
@@ -42,10 +44,13 @@ def find_files(sources: Sequence[str]) -> list[tuple[str, str]]:
 
 
 class Reader:
-  """Streams (source, SGF bytes) from files and archives, counting what it has read.
+  """Streams (source, record) from files and archives, counting what it has read.
 
-  A file or archive that cannot be read is reported in `errors` and skipped
-  (the games read from an archive before the damage are kept).
+  A record is an SGF game's bytes, or a `kifu.KifuGame` for a line of a kifu
+  archive (`agz_jax.data.kifu`; what its index held beside the games is
+  counted in `kifu_stats`). A file or archive that cannot be read is
+  reported in `errors` and skipped (the games read from an archive before
+  the damage are kept).
   """
 
   def __init__(self, files: Sequence[tuple[str, str]]):
@@ -53,6 +58,7 @@ class Reader:
     self.total_bytes = sum(os.path.getsize(path) for path, _ in self.files)
     self.files_read = 0
     self.errors: list[str] = []
+    self.kifu_stats = kifu.KifuStats()
     self._done_bytes = 0
     self._open = None
 
@@ -62,7 +68,7 @@ class Reader:
     current = self._open.tell() if self._open is not None and not self._open.closed else 0
     return self._done_bytes + current
 
-  def __iter__(self) -> Iterator[tuple[str, bytes]]:
+  def __iter__(self) -> Iterator[tuple[str, bytes | kifu.KifuGame]]:
     for path, name in self.files:
       try:
         if is_archive(path):
@@ -79,11 +85,15 @@ class Reader:
       self._done_bytes += os.path.getsize(path)
       self.files_read += 1
 
-  def _members(self, path: str, name: str) -> Iterator[tuple[str, bytes]]:
-    """The .sgf members of an archive, read as a stream."""
+  def _members(self, path: str, name: str) -> Iterator[tuple[str, bytes | kifu.KifuGame]]:
+    """The .sgf members and kifu games of an archive, read as a stream."""
+    joiner = kifu.Joiner(name, self.kifu_stats)
     with open(path, "rb") as raw:
       self._open = raw
       with tarfile.open(fileobj=raw, mode="r|*") as tar:
         for member in tar:
           if member.isfile() and is_sgf(member.name):
             yield f"{name}:{member.name}", tar.extractfile(member).read()
+          elif member.isfile() and kifu.is_kifu_member(member.name):
+            yield from joiner.add(member.name, tar.extractfile(member).read())
+    yield from joiner.finish()

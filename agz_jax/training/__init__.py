@@ -6,12 +6,14 @@ A task is one module with its state, its jitted step and its metrics (a
 
 import ml_collections
 
-from agz_jax.training import agz, loop, optim, rl_policy, rollout_policy, sl_policy, value
+from agz_jax.training import (agz, loop, optim, rl_policy, rollout_policy, sl_dual, sl_policy,
+                              value)
 from agz_jax.training.loop import Task
 
 TASKS: dict[str, type[Task]] = {
     "selfplay": agz.AlphaZeroTask,
     "sl_policy": sl_policy.SLPolicyTask,
+    "sl_dual": sl_dual.SLDualTask,
     "rollout_policy": rollout_policy.FastPolicyTask,
     "rl_policy": rl_policy.RLPolicyTask,
     "value": value.ValueTask,
@@ -44,5 +46,5 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str, *,
                   time_limit_s=time_limit_s)
 
 
-__all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "rollout_policy", "sl_policy",
-           "train_and_evaluate"]
+__all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "rl_policy", "rollout_policy",
+           "sl_dual", "sl_policy", "train_and_evaluate", "value"]

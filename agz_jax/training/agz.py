@@ -16,6 +16,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import ml_collections
 import optax
 from flax import struct
@@ -315,7 +316,42 @@ class AlphaZeroTask(Task):
     self._sgf = None
 
   def init(self, seed: int) -> TrainState:
-    return self._init(jax.random.PRNGKey(seed))
+    state = self._init(jax.random.PRNGKey(seed))
+    if self.config.get("init_from", ""):
+      state = self._start_from(state, self.config.init_from)
+    return state
+
+  def _start_from(self, state: TrainState, path: str) -> TrainState:
+    """The fresh state with the network of checkpoint `path` (a supervised dual network, say)."""
+    from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+    given, variables = checkpoint.load_network(path)
+    c, mine = self.config, {"params": state.params, "batch_stats": state.batch_stats}
+    theirs = f"a {given.model.kind!r} network on {given.model.get('encoding')} planes"
+    if given.model.kind == "resnet":
+      theirs = (f"a {given.model.blocks}x{given.model.channels} resnet on "
+                f"{given.model.encoding} planes for {given.game.get('size')}x{given.game.get('size')}")
+    shapes = lambda tree: jax.tree.map(lambda a: tuple(a.shape), tree)
+    try:
+      fits = (given.model.kind == "resnet" and given.model.encoding == c.model.encoding
+              and shapes(variables) == shapes(mine))
+    except (TypeError, ValueError):  # other keys: another network's tree
+      fits = False
+    if not fits:
+      raise ValueError(
+          f"init_from: {path} holds {theirs}; this run trains a {c.model.blocks}x"
+          f"{c.model.channels} resnet on {c.model.encoding} planes for {c.game.get('size')}x"
+          f"{c.game.get('size')}: set model.blocks, model.channels, model.encoding and KataGo's "
+          "switches to the checkpoint's, or start without init_from")
+    variables = jax.tree.map(lambda a, b: np.asarray(a, b.dtype), variables, mine)
+    put = lambda: (jax.device_put(variables["params"], self.shardings.params),
+                   jax.device_put(variables["batch_stats"], self.shardings.batch_stats))
+    params, batch_stats = put()
+    reference = dict(zip(("params", "batch_stats"), put()))  # own buffers: the step donates both
+    log(f"starting from the network of {path} ({theirs})")
+    return state.replace(params=params, batch_stats=batch_stats,
+                         opt_state=jax.jit(self.optimizer.init,
+                                           out_shardings=self.shardings.opt_state)(params),
+                         reference=reference)
 
   def begin(self, workdir: str, start: int) -> None:
     c = self.config

@@ -97,10 +97,18 @@ def cross_entropy_gradients(config, params, loss_terms):
 
 
 def apply_gradients(optimizer, state, rng, grads, metrics):
-  """The state after one optimizer step (its next key `rng`), and the metrics."""
+  """The state after one optimizer step (its next key `rng`), and the metrics.
+
+  A network with batch normalisation passes its new running statistics as
+  metrics["batch_stats"] (averaged over devices like the gradients); they
+  replace the state's and leave the metrics.
+  """
+  metrics = dict(metrics)
+  batch_stats = metrics.pop("batch_stats", state.batch_stats)
   updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
   params = optax.apply_updates(state.params, updates)
-  return state.replace(params=params, opt_state=opt_state, rng=rng, step=state.step + 1), metrics
+  return state.replace(params=params, batch_stats=batch_stats, opt_state=opt_state, rng=rng,
+                       step=state.step + 1), metrics
 
 
 class DataParallelStep:
@@ -193,12 +201,21 @@ def evaluate(model, params, batch: positions.Batch) -> dict:
   return {"val_loss": jnp.mean(loss), "val_top1": jnp.mean(top1), "val_top5": jnp.mean(top5)}
 
 
-def load_tables(cfg: go.GoConfig, config) -> tuple[positions.GameTable, positions.GameTable, dict]:
-  """Training and validation games from `data.dir`, split by `data.val_from`."""
-  archive = data.load(config.data.dir)
+def check_archive(cfg: go.GoConfig, config, archive: data.GameArchive) -> None:
+  """Raises ValueError when the imported games do not fit the config's board or max_moves."""
   if archive.size != cfg.size:
     raise ValueError(f"{config.data.dir} holds {archive.size}x{archive.size} games; the config "
                      f"trains on {cfg.size}x{cfg.size} (game.size)")
+  lengths = archive.lengths()
+  if len(lengths) and lengths.max() > cfg.max_moves:
+    raise ValueError(f"the longest game has {lengths.max()} moves; game.max_moves "
+                     f"({cfg.max_moves}) must cover it")
+
+
+def load_tables(cfg: go.GoConfig, config) -> tuple[positions.GameTable, positions.GameTable, dict]:
+  """Training and validation games from `data.dir`, split by `data.val_from`."""
+  archive = data.load(config.data.dir)
+  check_archive(cfg, config, archive)
   train_idx, val_idx = data.split_by_date(archive, config.data.val_from)
   if config.data.max_games:
     train_idx = train_idx[:config.data.max_games]
@@ -206,9 +223,6 @@ def load_tables(cfg: go.GoConfig, config) -> tuple[positions.GameTable, position
     raise ValueError(f"no validation games dated {config.data.val_from} or later in "
                      f"{config.data.dir}; set data.val_from to an earlier date")
   lengths = np.diff(archive.offsets)
-  if lengths.max() > cfg.max_moves:
-    raise ValueError(f"the longest game has {lengths.max()} moves; game.max_moves "
-                     f"({cfg.max_moves}) must cover it")
   info = {"train_games": len(train_idx), "val_games": len(val_idx),
           "train_positions": int(lengths[train_idx].sum()),
           "val_positions": int(lengths[val_idx].sum())}
@@ -221,9 +235,9 @@ class SupervisedTask(Task):
 
   unit = "step"
 
-  def _build(self, config: ml_collections.ConfigDict) -> None:
+  def _build(self, config: ml_collections.ConfigDict, init_fn=None) -> None:
     """What every supervised task has: steps, rules, network, optimizer with AlphaGo's halving
-    schedule, mesh and a replicated state (`init_state`)."""
+    schedule, mesh and a replicated state (`init_fn`, by default `init_state`)."""
     self.total = config.steps
     self.cfg = game_lib.make(config.game).cfg
     self.model = nets.make(config.model)
@@ -231,7 +245,7 @@ class SupervisedTask(Task):
     self.optimizer = optim.make_optimizer(config.train, self.schedule)
     self.mesh = parallel.make_mesh(config.mesh.num_devices)
     rep = parallel.replicated(self.mesh)
-    init = functools.partial(init_state, self.cfg, config.model.encoding, self.model,
+    init = functools.partial(init_fn or init_state, self.cfg, config.model.encoding, self.model,
                              self.optimizer)
     abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
     self.abstract_state = jax.tree.map(
