@@ -51,16 +51,15 @@ def pytest_configure(config):
       # Every program, however fast it compiles or small it is: the suite compiles thousands.
       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-      # A size limit turns on the cache's file lock (the filelock package): several processes
-      # write to it at once, and none may read an entry another is still writing.
-      "JAX_COMPILATION_CACHE_MAX_SIZE": str(16 << 30),
   })
   import jax  # pylint: disable=import-outside-toplevel
   # Read from the environment when JAX is imported; set again in case something imported it first.
   jax.config.update("jax_compilation_cache_dir", cache)
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
   jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-  jax.config.update("jax_compilation_cache_max_size", 16 << 30)
+  # No size limit (JAX's default): a limit turns on eviction, which reads every entry's access
+  # time at each write, and the suite writes thousands. Several processes write at once; one that
+  # reads an entry still being written gets a warning from JAX and compiles the program itself.
 
 
 def pytest_unconfigure(config):
