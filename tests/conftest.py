@@ -35,6 +35,7 @@ HEAVY_FIRST = (
     "test_notebook.py",
     "test_accelerator_suite.py",
     "test_parallel.py",
+    "test_human_dual.py",
     "test_features_property.py",
     "test_go_property.py",
 )
