@@ -1,8 +1,97 @@
-"""Fixtures for the whole suite."""
+"""Settings and fixtures for the whole suite.
+
+Most of the suite's time on a CPU is XLA compiling. The session keeps one persistent compilation
+cache, made empty for it and removed after it: this process, the pytest-xdist workers and every
+process a test starts (training runs, GTP engines, the notebook's kernel, the accelerator suite's
+parts) inherit it through the environment, so a program is compiled once per session and loaded
+afterwards. A cache that outlived the session could hide a compile a test should see; the tests
+that count compiles count lowerings (JAX_LOG_COMPILES logs "Compiling ..." when a program is
+lowered, cache hit or not) or traces, which a cache does not skip.
+
+Under the README's `-n 2` (with pyproject's `--dist loadfile`) a module is one unit of work: its
+module-scoped fixtures (a trained network, running engines, the accelerator suite's run) are
+built once, on one worker, and its tests never run at the same time as each other. The heaviest
+modules are handed out first, so that the two workers finish together.
+"""
 
 import gc
+import os
+import shutil
+import tempfile
 
 import pytest
+
+# The variable that carries the session's cache folder to the xdist workers (they start after
+# the main process has configured itself and inherit its environment).
+_SESSION_CACHE = "AGZ_JAX_TEST_COMPILE_CACHE"
+_OWNED_CACHE = pytest.StashKey[str]()
+
+# Modules in decreasing order of what they cost on 2 CPU cores (the totals are in
+# docs/testing.md): the two workers take them first, so that no long module starts last. The
+# rest follow in their usual order.
+HEAVY_FIRST = (
+    "test_alphago.py",
+    "test_launch.py",
+    "test_notebook.py",
+    "test_accelerator_suite.py",
+    "test_parallel.py",
+    "test_human_dual.py",
+    "test_features_property.py",
+    "test_go_property.py",
+)
+
+
+def pytest_configure(config):
+  cache = os.environ.get(_SESSION_CACHE)
+  if cache is None:  # the main process: a new cache, removed at the end
+    cache = tempfile.mkdtemp(prefix="agz_jax_compile_cache_")
+    os.environ[_SESSION_CACHE] = cache
+    config.stash[_OWNED_CACHE] = cache
+  os.environ.update({
+      "JAX_COMPILATION_CACHE_DIR": cache,
+      # Every program, however fast it compiles or small it is: the suite compiles thousands.
+      "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+      "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+  })
+  import jax  # pylint: disable=import-outside-toplevel
+  # Read from the environment when JAX is imported; set again in case something imported it first.
+  jax.config.update("jax_compilation_cache_dir", cache)
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+  jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+  # No size limit (JAX's default): a limit turns on eviction, which reads every entry's access
+  # time at each write, and the suite writes thousands. Several processes write at once; one that
+  # reads an entry still being written gets a warning from JAX and compiles the program itself.
+
+
+def pytest_unconfigure(config):
+  cache = config.stash.get(_OWNED_CACHE, None)
+  if cache is not None:
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items):
+  """The heavy modules first (HEAVY_FIRST's order), the others after them in their usual order."""
+  order = {name: i for i, name in enumerate(HEAVY_FIRST)}
+  items.sort(key=lambda item: order.get(item.path.name, len(order)))  # stable: keeps the rest
+
+
+@pytest.hookimpl(trylast=True)  # after the slowest durations
+def pytest_terminal_summary(terminalreporter, config):
+  """With --durations, the time of each module too (set-up, calls and tear-down, summed over the
+  workers), so that every run shows where the time goes."""
+  if config.option.durations is None:
+    return
+  totals, counts = {}, {}
+  for reports in terminalreporter.stats.values():
+    for report in reports:
+      if isinstance(report, pytest.TestReport):
+        module = report.nodeid.split("::", 1)[0]
+        totals[module] = totals.get(module, 0.0) + report.duration
+        counts[module] = counts.get(module, 0) + (report.when == "call")
+  terminalreporter.write_sep("=", "module totals (set-up, calls and tear-down)")
+  for module, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
+    terminalreporter.write_line(f"{seconds:8.1f}s  {counts[module]:4d} tests  {module}")
+  terminalreporter.write_line(f"{sum(totals.values()):8.1f}s  {sum(counts.values()):4d} tests  in all")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -12,7 +101,8 @@ def _free_compiled_code():
   The CPU backend maps every compiled program's code into memory. A whole
   suite's worth in one process outgrows the kernel's limit on memory maps
   (vm.max_map_count, 65530 by default), and a later compile then dies with a
-  segmentation fault or an abort.
+  segmentation fault or an abort. The persistent cache brings back from disk
+  what a later module compiles again.
   """
   yield
   import jax  # pylint: disable=import-outside-toplevel

@@ -38,6 +38,8 @@ def _positive_numbers(figures: dict) -> list:
           if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_smoke_run_succeeds_and_says_what_it_ran_on(smoke):
   proc, results, _ = smoke
   assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -46,6 +48,8 @@ def test_the_smoke_run_succeeds_and_says_what_it_ran_on(smoke):
   assert 0 < suite["seconds"] <= suite["budget_s"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("part", PARTS)
 def test_every_part_has_figures_or_a_reason(smoke, part):
   _, results, _ = smoke
@@ -59,6 +63,8 @@ def test_every_part_has_figures_or_a_reason(smoke, part):
   assert all(isinstance(reason, str) and reason for reason in record["skipped"])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_figures_are_the_ones_each_part_promises(smoke):
   _, results, _ = smoke
   parts = {name: r for name, r in results["parts"].items() if r["status"] == "done"}
@@ -95,6 +101,8 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
         stats.wilson_interval(points, games))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_markdown_table_lists_every_part(smoke):
   _, results, table = smoke
   assert "| part | measurement | result |" in table
@@ -127,6 +135,7 @@ def test_missing_games_skip_only_the_sl_part(tmp_path):
   assert not suite._prerequisites(args, {"backend": "cpu"})  # pylint: disable=protected-access
 
 
+@pytest.mark.subprocess
 def test_without_an_accelerator_every_part_is_skipped_with_the_reason(tmp_path):
   # Without --smoke on a CPU nothing runs; each part says why, and nothing failed.
   env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=os.pathsep.join(

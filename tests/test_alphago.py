@@ -241,6 +241,7 @@ def bundle(tmp_path_factory):
   return str(folder)
 
 
+@pytest.mark.slow
 def test_bundle_player_searches_and_answers_lz_analyze(bundle):
   player = players.load_player(bundle, simulations=8)
   assert isinstance(player, players.AlphaGoPlayer)
@@ -256,6 +257,7 @@ def test_bundle_player_searches_and_answers_lz_analyze(bundle):
   assert -1.0 <= out["value"] <= 1.0
 
 
+@pytest.mark.slow
 def test_one_compiled_search_serves_every_count_time_and_move(bundle):
   player = players.load_player(bundle, simulations=4)
   cfg = go.GoConfig(size=9, komi=7.5)
@@ -276,6 +278,7 @@ def test_one_compiled_search_serves_every_count_time_and_move(bundle):
   assert (timed_search._start._cache_size(), timed_search._grow._cache_size()) == compiled
 
 
+@pytest.mark.slow
 def test_a_full_tree_ends_the_search(bundle):
   settings = dict(players.read_bundle(bundle), tree_nodes=6)
   player = players.AlphaGoPlayer(settings, simulations=50)
@@ -285,6 +288,7 @@ def test_a_full_tree_ends_the_search(bundle):
   assert player.analyse(cfg, go.init(cfg), seconds=0.01)["candidates"] == out["candidates"]
 
 
+@pytest.mark.slow
 def test_trees_searched_at_once_add_up_at_the_root(bundle):
   player = players.AlphaGoPlayer(dict(players.read_bundle(bundle), trees=3), simulations=4)
   assert player.trees == 3 and player.name.endswith("-trees3")
@@ -295,6 +299,8 @@ def test_trees_searched_at_once_add_up_at_the_root(bundle):
   assert visits == sorted(visits, reverse=True) and out["action"] == out["candidates"][0]["action"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_engine_searches_a_tree_on_each_cpu_device(bundle):
   env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
   proc = subprocess.run(
@@ -322,6 +328,8 @@ def test_merged_trees_sum_visits_and_weigh_values_by_them():
   assert int(merged["best"][0]) == 0  # a tie goes to the first
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
   rollout = os.path.join(bundle, "rollout")
   proc = subprocess.run(
@@ -335,6 +343,7 @@ def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
   assert "alphago-uniform" in replies[4]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("spec,message", [
     ("alphago:prior=uniform", "no rollout policy given"),
     ("alphago:rollout=x,lamda=1", "unknown setting 'lamda'"),
@@ -434,6 +443,7 @@ def test_the_shipped_value_network_sees_who_is_ahead():
   assert value[0] > 0.1 and value[1] < -0.1, value
 
 
+@pytest.mark.slow
 def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   from configs import value_cpu  # pylint: disable=import-outside-toplevel
   config = value_cpu.get_config()

@@ -27,6 +27,7 @@ SUPERVISED = [name for name in CONFIGS if load(name)[1].task == "sl_policy"]
 FAST = [name for name in CONFIGS if load(name)[1].task == "rollout_policy"]
 RL = [name for name in CONFIGS if load(name)[1].task == "rl_policy"]
 VALUE = [name for name in CONFIGS if load(name)[1].task == "value"]
+DUAL = [name for name in CONFIGS if load(name)[1].task == "sl_dual"]
 
 
 def test_the_expected_configs_exist():
@@ -34,8 +35,9 @@ def test_the_expected_configs_exist():
   assert {"sl_policy_19x19", "sl_policy_cpu"} <= set(SUPERVISED)
   assert {"rollout_policy", "tree_policy"} <= set(FAST)
   assert {"dots_and_boxes_cpu", "zero_9x9_cpu"} <= set(SELFPLAY) and RL == ["rl_policy_cpu"]
-  assert VALUE == ["value_cpu"]
-  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) | set(RL) | set(VALUE) == set(CONFIGS)
+  assert VALUE == ["value_cpu"] and DUAL == ["sl_dual_19x19"]
+  assert set(SELFPLAY) | set(SUPERVISED) | set(FAST) | set(RL) | set(VALUE) | set(DUAL) == set(
+      CONFIGS)
 
 
 @pytest.mark.parametrize("name", VALUE)

@@ -550,6 +550,7 @@ def play_and_compare(size, run, seed, totals):
       compare(refs, setups, features(state), totals)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", sorted(RUNS))
 def test_alphago_planes_match_reference(size):
   start = time.time()

@@ -283,6 +283,7 @@ def play_batch(size, run, num_games, seed):
   return stats
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", sorted(RUNS))
 def test_random_games_match_reference(size):
   start = time.time()

@@ -241,6 +241,7 @@ def check_score_and_record(client, state):
   np.testing.assert_array_equal(np.asarray(replayed.board), np.asarray(state.board))
 
 
+@pytest.mark.subprocess
 def test_random_engine_plays_a_full_game(engines):
   client = engines["random"]
   state, plies, end = play_game(client)
@@ -249,6 +250,7 @@ def test_random_engine_plays_a_full_game(engines):
   check_score_and_record(client, state)
 
 
+@pytest.mark.subprocess
 def test_network_engine_plays_a_full_game_against_our_random_player(engines):
   client = engines["network"]
   state, plies, end = play_game(client, opponent_rng=np.random.default_rng(0))
@@ -424,6 +426,7 @@ def fuzz_lines(seed, count, sgf_files):
   return lines
 
 
+@pytest.mark.subprocess
 def test_hostile_lines_get_one_well_formed_response_each(engines, sgf_files):
   client = engines["random"]
   check_hostile_answers(client, sgf_files)
@@ -436,6 +439,7 @@ def test_hostile_lines_get_one_well_formed_response_each(engines, sgf_files):
   assert repr_response(client.ask("name")) == "= agz_jax"
 
 
+@pytest.mark.subprocess
 def test_network_engine_refuses_other_sizes_and_illegal_moves(engines, sgf_files):
   client = engines["network"]
   assert repr_response(client.ask("boardsize 7")) == "? unacceptable size"
@@ -493,6 +497,7 @@ def check_info(line, state):
   return items
 
 
+@pytest.mark.subprocess
 def test_lz_analyze_stream(engines):
   for name, client in engines.items():
     for command in ("boardsize 9", "komi 7.5", "clear_board", "play b E5", "play w C3"):
@@ -512,6 +517,7 @@ def test_lz_analyze_stream(engines):
     assert client.ask("genmove b").ok
 
 
+@pytest.mark.subprocess
 def test_name_and_quit(engines):
   for client in engines.values():
     assert repr_response(client.ask("name")) == "= agz_jax"

@@ -15,6 +15,8 @@ import pytest
 
 from agz_jax import checkpoint, sgf
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TINY = [

@@ -211,6 +211,7 @@ def test_ratings_errors(tmp_path, capsys):
 
 # -- matches ----------------------------------------------------------------------------------
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("mode, games, reason, detail", [
     ("a1", 2, "illegal", "bad played A1: occupied"),
     ("crash", 2, "error", "bad crashed on 'genmove"),
@@ -232,6 +233,7 @@ def test_misbehaving_engine_loses(tmp_path, fake, mode, games, reason, detail):
     replay_final_state(out, line)  # the illegal move is not in the record
 
 
+@pytest.mark.subprocess
 def test_stale_answers_are_not_taken_for_the_next_command(tmp_path, fake):
   # An engine that answers everything twice: each command still gets its own answer
   # (by its id), so both sides just pass and the games are scored.
@@ -243,6 +245,7 @@ def test_stale_answers_are_not_taken_for_the_next_command(tmp_path, fake):
   assert all(r["moves"] == 2 and r["winner"] == r["white"] for r in results)  # komi 0.5
 
 
+@pytest.mark.subprocess
 def test_resume_plays_only_missing_games(tmp_path, fake):
   out = str(tmp_path / "out")
   commands = [fake("a1"), fake("pass")]
@@ -258,12 +261,14 @@ def test_resume_plays_only_missing_games(tmp_path, fake):
     match.run_match(commands, ["other", "passer"], games=3, size=5, komi=0.5, out=out)
 
 
+@pytest.mark.subprocess
 def test_engine_that_cannot_start_stops_the_match(tmp_path):
   with pytest.raises(RuntimeError, match="did not start"):
     match.run_match([f"{sys.executable} -c 'import sys; sys.exit(2)'", RANDOM], games=1, size=5,
                     komi=0.5, out=str(tmp_path), log=lambda line: None)
 
 
+@pytest.mark.subprocess
 def test_random_self_match_on_5x5(tmp_path):
   out = str(tmp_path / "out")
   lines = []
@@ -287,6 +292,8 @@ def test_random_self_match_on_5x5(tmp_path):
     assert line["final_score"] == {"black": line["result"], "white": line["result"]}
 
 
+@pytest.mark.subprocess
+@pytest.mark.gnugo
 @pytest.mark.skipif(not os.path.exists(GNUGO), reason="GNU Go is not installed")
 def test_gnugo_beats_random_on_9x9(tmp_path):
   out = str(tmp_path / "out")

@@ -11,6 +11,7 @@ import os
 import time
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,6 +40,9 @@ def test_the_notebook_is_committed_without_outputs():
   assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.gnugo
 def test_the_notebook_runs_end_to_end(tmp_path, monkeypatch):
   workdir = tmp_path / "run"
   monkeypatch.setenv("AGZ_JAX_NOTEBOOK_TEST", "1")

@@ -21,6 +21,8 @@ import pytest
 
 from agz_jax import checkpoint
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = os.path.join(REPO, "tests", "parallel_worker.py")
 
@@ -273,7 +275,9 @@ def test_a_second_process_loads_what_the_first_compiled(tmp_path):
           "parallel.use_compile_cache(sys.argv[1], min_compile_seconds=0); "
           "f = jax.jit(lambda x: jnp.cumsum(jnp.sin(x) * 3)); print(float(f(jnp.arange(7.0))[-1]))")
   cache = tmp_path / "cache"
-  env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_COMPILATION_CACHE_DIR")}
+  # Without the test session's cache settings (tests/conftest.py): JAX's defaults, as a user has.
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith(
+      ("JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE"))}
   outputs = []
   for _ in range(2):
     proc = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True,

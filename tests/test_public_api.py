@@ -29,8 +29,8 @@ def test_the_public_surface_is_pinned():
       "training"]
   for name in agz_jax.__all__:
     assert getattr(agz_jax, name) is not None, name
-  assert set(agz_jax.TASKS) == {"selfplay", "sl_policy", "rollout_policy", "rl_policy",
-                                "value"}
+  assert set(agz_jax.TASKS) == {"selfplay", "sl_policy", "sl_dual", "rollout_policy",
+                                "rl_policy", "value"}
   assert callable(agz_jax.train_and_evaluate)
   with pytest.raises(AttributeError, match="no attribute 'trainer'"):
     getattr(agz_jax, "trainer")

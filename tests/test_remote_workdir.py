@@ -31,6 +31,8 @@ import helpers
 from helpers import cpu_9x9
 from test_launch import REPO, launch_cmd, saved_params, wait_for
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 BUCKET = "bucket"
 RUN = f"gs://{BUCKET}/run"
 
@@ -106,12 +108,9 @@ def killed_and_resumed(emulator, tmp_path_factory):
     (last step before the kill, the resumed run's stdout, its working folder, its TMPDIR).
   """
   cwd, staging = tmp_path_factory.mktemp("cwd"), tmp_path_factory.mktemp("staging")
-  # The resumed run reads the killed run's compiled programs instead of compiling them again.
-  cache = dict(JAX_COMPILATION_CACHE_DIR=str(tmp_path_factory.mktemp("jax_cache")),
-               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")
   killed_staging = str(tmp_path_factory.mktemp("killed_staging"))  # left behind by SIGKILL
   proc = subprocess.Popen(**launch(RUN, 100, cwd, "--config.checkpoint.every=1",
-                                   "--config.log.sgf_every=1", TMPDIR=killed_staging, **cache),
+                                   "--config.log.sgf_every=1", TMPDIR=killed_staging),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
   try:
     # A workdir taken for a local path would appear as ./gs:/bucket/run: fail at once then.
@@ -123,7 +122,7 @@ def killed_and_resumed(emulator, tmp_path_factory):
   assert not os.path.exists(cwd / "gs:"), "the gs:// workdir was written as a local folder"
   last = steps(emulator, "run")[-1]
   resumed = subprocess.run(**launch(RUN, last + 1, cwd, "--config.log.sgf_every=1",
-                                    TMPDIR=str(staging), **cache), capture_output=True, timeout=400)
+                                    TMPDIR=str(staging)), capture_output=True, timeout=400)
   assert resumed.returncode == 0, resumed.stdout + resumed.stderr
   return last, resumed.stdout, cwd, staging
 

@@ -3,8 +3,9 @@
 Both tasks, self-play and supervised, run through the shared loop
 (training.train_and_evaluate) called directly: k steps, then the rest from the
 checkpoint, against all the steps at once; the WHOLE final states are compared bit for bit.
-Each call builds its own task and compiles its step anew (a persistent compilation cache
-would be shared state that outlives the module).
+Each call builds its own task and traces its step anew; the compiled program comes from the
+test session's compilation cache (tests/conftest.py), which holds exactly what compiling would
+give.
 """
 
 import os

@@ -173,6 +173,8 @@ def _browser():
   return webdriver.Chrome(service=Service(driver), options=options)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_a_browser_plays_dots_and_boxes_and_go_on_the_page(dots, go_game, tmp_path):
   from selenium.webdriver.common.by import By  # pylint: disable=import-outside-toplevel
   from selenium.webdriver.support.ui import WebDriverWait  # pylint: disable=import-outside-toplevel
