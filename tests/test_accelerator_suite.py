@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from agz_jax import stats
+from agz_jax import checkpoint, stats
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUITE = os.path.join(REPO, "bench", "accelerator_suite.py")
@@ -89,6 +89,9 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
   assert alphago["rollout_random_playouts_per_s"] > 0 and alphago["rollout_p_pi_playouts_per_s"] > 0
   agz = parts["agz"]["figures"]
   assert agz["iterations"] > 0
+  # Its final network is kept, as a folder and as one file, to be measured at home.
+  assert checkpoint.load_network(agz["network"])[0].game.size == 5
+  assert os.path.getsize(agz["network"] + ".tar.gz") > 0
   for opponent in ("random", "iteration0"):
     games = agz[f"vs_{opponent}_games"]
     assert agz[f"vs_{opponent}_wins"] + agz[f"vs_{opponent}_losses"] + \

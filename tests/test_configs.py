@@ -40,6 +40,19 @@ def test_the_expected_configs_exist():
       CONFIGS)
 
 
+@pytest.mark.parametrize("name", DUAL)
+def test_dual_config_builds_the_dual_network_on_human_games(name):
+  module, config = load(name)
+  assert "python -m agz_jax.launch --config" in module.__doc__
+  task = training.make_task(config)
+  params = task.abstract_state.params
+  assert params["Conv_0"]["kernel"].shape == (3, 3, 17, config.model.channels)
+  assert params["Dense_0"]["kernel"].shape[-1] == 19 * 19 + 1  # the policy head
+  assert jax.tree.leaves(task.abstract_state.batch_stats)
+  assert task.cfg.max_moves >= 472 and config.data.positions_per_game == 1
+  assert "tom-=" in config.data.val_from
+
+
 @pytest.mark.parametrize("name", VALUE)
 def test_value_config_builds_the_papers_head(name):
   module, config = load(name)
