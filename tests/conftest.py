@@ -69,10 +69,27 @@ def pytest_unconfigure(config):
     shutil.rmtree(cache, ignore_errors=True)
 
 
+# Modules whose tests each train or search a network, or share a set-up that does (each more
+# than 45 s in all on 2 CPU cores, docs/testing.md): all `slow`, so that `-m "not slow"` stays a
+# loop of minutes. Other modules mark their slow tests themselves.
+SLOW_MODULES = (
+    "test_katago.py", "test_value.py", "test_sl_policy.py", "test_human_dual.py",
+    "test_search.py", "test_dots_and_boxes.py", "test_arena.py", "test_selfplay.py",
+    "test_rl_policy.py", "test_resume.py", "test_rollout.py", "test_tournament.py",
+    "test_selfplay_rules.py", "test_rollout_policy.py", "test_patterns.py", "test_gtp.py",
+    "test_training_behaviour.py", "test_public_api.py", "test_search_anytime.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(items):
-  """The heavy modules first (HEAVY_FIRST's order), the others after them in their usual order."""
+  """The heavy modules first (HEAVY_FIRST's order), the others after them in their usual order;
+  SLOW_MODULES' tests marked slow."""
   order = {name: i for i, name in enumerate(HEAVY_FIRST)}
   items.sort(key=lambda item: order.get(item.path.name, len(order)))  # stable: keeps the rest
+  for item in items:
+    if item.path.name in SLOW_MODULES:
+      item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(trylast=True)  # after the slowest durations

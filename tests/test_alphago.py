@@ -104,6 +104,7 @@ def test_leaf_value_is_the_rollouts_mean_outcome_for_the_player_to_move():
   np.testing.assert_array_equal(np.asarray(logits), 0.0)  # the uniform prior
 
 
+@pytest.mark.slow
 def test_the_sl_prior_is_the_policy_network_at_temperature_beta():
   cfg = go.GoConfig(size=9, komi=7.5)
   net = nets.PolicyNet(layers=2, filters=8)
@@ -121,6 +122,7 @@ def test_the_sl_prior_is_the_policy_network_at_temperature_beta():
   assert float(value[0]) in (-1.0, -0.0, 0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_lambda_mixes_the_value_network_with_the_rollouts():
   """V = (1 - lambda) v(s) + lambda z; lambda 0 plays no rollout at all."""
   size, black, white = go.parse_board(EYES)
@@ -364,6 +366,7 @@ def test_pretrained_names_what_there_is():
     players.pretrained_path("nothing-here")
 
 
+@pytest.mark.slow
 def test_the_shipped_bundle_holds_policies_that_know_some_go():
   """pretrained/alphago-19x19: the SL policy likes the third and fourth lines on the empty board,
   and the rollout policy captures a stone in atari."""
@@ -427,6 +430,7 @@ def test_the_shipped_rl_policy_is_its_sl_policy_trained_further():
   assert all(v > 0 for v in jax.tree.leaves(moved))
 
 
+@pytest.mark.slow
 def test_the_shipped_value_network_sees_who_is_ahead():
   """pretrained/alphago-19x19/value_net: with black's wall on the fifth line and white's on the
   second (black owns most of the board), black to move is ahead and white to move behind."""

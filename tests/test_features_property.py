@@ -623,6 +623,7 @@ def test_ladder_planes_do_not_depend_on_the_batch(size, text, to_play):
                          + describe(ref, setups[0], expected, got[bad[0]]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lanes, shrink", [(2.0, 1), (0.02, 1), (0.5, 2), (0.25, 8)],
                          ids=["many_lanes", "one_lane", "narrowing_by_2", "narrowing_by_8"])
 def test_ladder_planes_do_not_depend_on_the_lanes(monkeypatch, lanes, shrink):
@@ -650,6 +651,7 @@ def test_ladder_planes_do_not_depend_on_the_lanes(monkeypatch, lanes, shrink):
   np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.slow
 def test_ladder_planes_do_not_depend_on_the_chunks(monkeypatch):
   """Starting the ladders a few at a time (many refills of the reader's queue, some chunks all
   decided where they start, lanes waiting for the next chunk) gives the default's planes."""
@@ -666,6 +668,7 @@ def test_ladder_planes_do_not_depend_on_the_chunks(monkeypatch):
   np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.slow
 def test_the_reader_gives_every_ladder_the_outcome_it_has_read_alone():
   """`ladders.read` (a queue, lanes taking ladders as they fall free, narrowing) gives every
   ladder the outcome of `ladders.read_alone`, which steps one reading to its end."""
@@ -694,6 +697,7 @@ def test_the_reader_gives_every_ladder_the_outcome_it_has_read_alone():
   assert (together[n:] == ladders.UNDECIDED).all()
 
 
+@pytest.mark.slow
 def test_ladder_planes_read_on_the_host_are_the_ones_read_on_the_device(monkeypatch):
   """LADDER_READER 'host' (the accelerators' default: a callback that reads on the host's CPU,
   the batch split into chunks over its cores, the last one padded) gives the planes read inside
