@@ -438,7 +438,7 @@ def sl_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   steps = int(state.step)
   positions = steps * config.data.games_per_batch * config.data.positions_per_game
   f = {"steps": steps, "positions": positions, "train_seconds": seconds,
-       "positions_per_s": _steady_rate(rows), "network": shipped, "val_top1": final["val_top1"],
+       "positions_per_s": _steady_rate(rows), "val_top1": final["val_top1"],
        "val_top5": final["val_top5"], "val_loss": final["val_loss"],
        "val_positions": config.eval.num_positions}
   aim = (f"aim {SL_AIM_TOP1:.0%} in {SL_AIM_MINUTES} min: "
@@ -489,8 +489,8 @@ def agz_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   print(f"  final network in {shipped} (and {shipped}.tar.gz)", flush=True)
   rows = _metrics(workdir)
   last = rows[-1]
-  f = {"iterations": int(last["iteration"]), "train_seconds": seconds,
-       "positions_per_s": _steady_rate(rows), "network": shipped,
+  f = {"iterations": int(last["iteration"]), "train_seconds": seconds, "network": shipped,
+       "positions_per_s": _steady_rate(rows),
        "positions": int(last["iteration"]) * config.selfplay.num_games
        * config.selfplay.steps_per_iteration}
   f.update({k: last[k] for k in ("loss_policy", "loss_value") if k in last})
