@@ -27,7 +27,7 @@ import ml_collections
 import numpy as np
 from flax import struct
 
-from agz_jax import data, go, parallel
+from agz_jax import data, parallel
 from agz_jax.data import positions
 from agz_jax.metrics import format_eta, log
 from agz_jax.training import optim, sl_policy
@@ -35,15 +35,6 @@ from agz_jax.training.sl_policy import DataParallelStep, SLState, SupervisedTask
 
 MOVE_BUCKET = 50  # value MSE is reported per this many moves
 MOVE_BUCKETS = 7  # 0-49, ..., 250-299, 300+
-
-
-def init_state(cfg: go.GoConfig, encoding: str, model, optimizer, rng_key) -> SLState:
-  """A fresh state: the network's parameters and batch statistics, the optimizer's state."""
-  k_net, k_state = jax.random.split(rng_key)
-  variables = model.init(k_net, jnp.zeros((1,) + go.planes_shape(cfg, encoding), jnp.float32))
-  params = variables["params"]
-  return SLState(params=params, batch_stats=variables.get("batch_stats", {}),
-                 opt_state=optimizer.init(params), rng=k_state, step=jnp.int32(0))
 
 
 def value_games(archive: data.GameArchive, komi_range) -> np.ndarray:
@@ -125,7 +116,7 @@ class SLDualTask(SupervisedTask):
       raise ValueError(f"task sl_dual trains the dual network: model.kind must be 'resnet', got "
                        f"{config.model.kind!r}")
     self.items_per_unit = config.data.games_per_batch * config.data.positions_per_game
-    self._build(config, init_state)
+    self._build(config)
     parallel.check_divisible(self.mesh, **{"data.games_per_batch": config.data.games_per_batch})
     chunk = config.eval.chunk
     for name in ("num_positions", "num_value_positions"):
@@ -179,7 +170,6 @@ class SLDualTask(SupervisedTask):
     return self.train(state, self.train_table)
 
   def report(self, i: int, state: SLState, metrics: dict) -> tuple[SLState, dict]:
-    metrics.pop("batch_stats", None)
     metrics["learning_rate"] = float(self.schedule(i))
     if self._evaluating(i):
       variables = {"params": state.params, "batch_stats": state.batch_stats}

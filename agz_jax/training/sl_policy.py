@@ -32,8 +32,9 @@ class SLState:
 
   Attributes:
     params: the policy network's parameters.
-    batch_stats: {} (the network has no normalisation; kept so that checkpoints
-      hold the same `network` item as self-play runs).
+    batch_stats: the network's batch-normalisation statistics ({} for networks
+      without normalisation; kept so that checkpoints hold the same `network`
+      item as self-play runs).
     opt_state: the optimizer's state.
     rng: PRNG key for the next step.
     step: [] int32, updates done.
@@ -49,9 +50,10 @@ class SLState:
 def init_state(cfg: go.GoConfig, encoding: str, model, optimizer, rng_key) -> SLState:
   k_net, k_state = jax.random.split(rng_key)
   planes = jnp.zeros((1,) + go.planes_shape(cfg, encoding), jnp.float32)
-  params = model.init(k_net, planes)["params"]
-  return SLState(params=params, batch_stats={}, opt_state=optimizer.init(params), rng=k_state,
-                 step=jnp.int32(0))
+  variables = model.init(k_net, planes)
+  params = variables["params"]
+  return SLState(params=params, batch_stats=variables.get("batch_stats", {}),
+                 opt_state=optimizer.init(params), rng=k_state, step=jnp.int32(0))
 
 
 def _scores(logits, action):
@@ -235,9 +237,9 @@ class SupervisedTask(Task):
 
   unit = "step"
 
-  def _build(self, config: ml_collections.ConfigDict, init_fn=None) -> None:
+  def _build(self, config: ml_collections.ConfigDict) -> None:
     """What every supervised task has: steps, rules, network, optimizer with AlphaGo's halving
-    schedule, mesh and a replicated state (`init_fn`, by default `init_state`)."""
+    schedule, mesh and a replicated state (`init_state`)."""
     self.total = config.steps
     self.cfg = game_lib.make(config.game).cfg
     self.model = nets.make(config.model)
@@ -245,7 +247,7 @@ class SupervisedTask(Task):
     self.optimizer = optim.make_optimizer(config.train, self.schedule)
     self.mesh = parallel.make_mesh(config.mesh.num_devices)
     rep = parallel.replicated(self.mesh)
-    init = functools.partial(init_fn or init_state, self.cfg, config.model.encoding, self.model,
+    init = functools.partial(init_state, self.cfg, config.model.encoding, self.model,
                              self.optimizer)
     abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
     self.abstract_state = jax.tree.map(
