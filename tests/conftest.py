@@ -52,12 +52,17 @@ def pytest_configure(config):
       # Every program, however fast it compiles or small it is: the suite compiles thousands.
       "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+      # XLA's cheapest compile (no LLVM optimisation, no expensive passes), as JAX's own test
+      # suite runs: the suite's programs are tiny and run briefly, so compiling them costs more
+      # than running them. Results are the same programs' results; only their speed differs.
+      "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
   })
   import jax  # pylint: disable=import-outside-toplevel
   # Read from the environment when JAX is imported; set again in case something imported it first.
   jax.config.update("jax_compilation_cache_dir", cache)
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
   jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+  jax.config.update("jax_disable_most_optimizations", True)
   # No size limit (JAX's default): a limit turns on eviction, which reads every entry's access
   # time at each write, and the suite writes thousands. Several processes write at once; one that
   # reads an entry still being written gets a warning from JAX and compiles the program itself.

@@ -213,9 +213,14 @@ class ReferenceGo:
 
     # ------------------------------------------------------------------ scoring
 
-    def area(self, colour):
-        """Stones of ``colour`` plus empty points whose empty region borders only ``colour``."""
-        total = sum(1 for v in self.board if v == colour)
+    def ownership(self):
+        """Per point: +1 black's area, -1 white's, 0 neither (Tromp-Taylor): a stone is its
+        colour's; an empty point is the colour of every stone its empty region borders, if they
+        are all of one colour."""
+        key = tuple(self.board)
+        if getattr(self, "_owner_of", (None,))[0] == key:  # computed once per position
+            return list(self._owner_of[1])
+        owner = [int(v) for v in self.board]
         done = set()
         for p in range(self.num_points):
             if self.board[p] != EMPTY or p in done:
@@ -223,24 +228,20 @@ class ReferenceGo:
             region = flood_fill(self.board, self.neighbours, p)
             done |= region
             borders = {self.board[q] for r in region for q in self.neighbours[r]} - {EMPTY}
-            if borders == {colour}:
-                total += len(region)
-        return total
+            colour = borders.pop() if len(borders) == 1 else 0
+            for r in region:
+                owner[r] = colour
+        self._owner_of = (key, owner)
+        return list(owner)
 
-    def ownership(self):
-        """Per point: +1 black's area, -1 white's, 0 neither (Tromp-Taylor, as in ``area``)."""
-        owner = [int(v) for v in self.board]
-        for p in range(self.num_points):
-            if self.board[p] != EMPTY:
-                continue
-            region = flood_fill(self.board, self.neighbours, p)
-            borders = {self.board[q] for r in region for q in self.neighbours[r]} - {EMPTY}
-            owner[p] = borders.pop() if len(borders) == 1 else 0
-        return owner
+    def area(self, colour):
+        """Stones of ``colour`` plus empty points whose empty region borders only ``colour``."""
+        return sum(1 for v in self.ownership() if v == colour)
 
     def score(self):
         """Tromp-Taylor score from black's point of view: black area - white area - komi."""
-        return float(self.area(BLACK) - self.area(WHITE) - self.komi)
+        owner = self.ownership()
+        return float(owner.count(BLACK) - owner.count(WHITE) - self.komi)
 
     def result(self):
         """+1 black wins, -1 white wins, 0 draw; a forfeit decides the game."""

@@ -97,6 +97,24 @@ def compiled(cfg):
   return step, observe
 
 
+@functools.cache
+def compiled_init(cfg):
+  """go.init of a batch of setups, jitted and vmapped: the points of each colour padded to the
+  board's size with the index num_points, which places no stone (an update off the end of the
+  board is dropped). Called with lists of different lengths, go.init would compile its
+  operations again for every game."""
+  init = jax.jit(jax.vmap(lambda b, w, t: go.init(cfg, b, w, t)))
+
+  def padded(points):
+    return np.asarray([list(x) + [cfg.num_points] * (cfg.num_points - len(x)) for x in points],
+                      np.int32)
+
+  def run(setups):
+    black, white, to_play = zip(*setups)
+    return init(padded(black), padded(white), np.asarray(to_play, np.int8))
+  return run
+
+
 def stack(states):
   return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
 
@@ -251,7 +269,7 @@ def play_batch(size, run, num_games, seed):
     setups = [((), (), BLACK)] * num_games
   refs = [ReferenceGo(size, run.komi, cfg.max_moves, black=b, white=w, to_play=t) for b, w, t in setups]
   if run.setup:
-    state = stack([go.init(cfg, black=b, white=w, to_play=t) for b, w, t in setups])
+    state = compiled_init(cfg)(setups)
   else:
     one = go.init(cfg)
     state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (num_games,) + x.shape), one)

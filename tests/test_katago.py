@@ -21,6 +21,18 @@ import helpers
 import toy_game
 from configs import default  # noqa: E402  pylint: disable=wrong-import-position
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _optimised_xla():
+  """This module compiles with XLA's usual optimisation, not the suite's cheapest compile
+  (tests/conftest.py): at LLVM optimisation level 0 XLA's CPU backend gives NaN gradients to
+  the network with every switch on (global pooling included) after its first update, where the
+  optimised build, the one users run, trains it."""
+  was = jax.config.read("jax_disable_most_optimizations")
+  jax.config.update("jax_disable_most_optimizations", False)
+  yield
+  jax.config.update("jax_disable_most_optimizations", was)
+
 ALL_HEADS = dict(ownership_head=True, score_head=True, opponent_policy_head=True)
 
 # --------------------------------------------------------------------------- the network
