@@ -105,3 +105,16 @@ def write_files(folder, files: dict) -> dict:
       f.write(data)
     paths[name] = path
   return paths
+
+
+def gtp_on_cpu_devices(args, devices: int, commands: str) -> list[str]:
+  """Runs `python -m agz_jax.gtp ARGS --cpu-devices N` on `commands` (the test session's
+  device count removed from its environment) and returns its replies; asserts it exits 0."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  proc = subprocess.run(
+      [sys.executable, "-m", "agz_jax.gtp", *args, "--cpu-devices", str(devices)],
+      input=commands, capture_output=True, text=True, timeout=600, env=env, check=False,
+      cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  return [r for r in proc.stdout.split("\n\n") if r.strip()]

@@ -304,15 +304,9 @@ def test_trees_searched_at_once_add_up_at_the_root(bundle):
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_the_engine_searches_a_tree_on_each_cpu_device(bundle):
-  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-  proc = subprocess.run(
-      [sys.executable, "-m", "agz_jax.gtp", "--player", bundle, "--cpu-devices", "2",
-       "--simulations", "2"],
-      input="version\ngenmove b\nquit\n", capture_output=True, text=True, timeout=600, cwd=REPO,
-      env=env, check=False)
-  assert proc.returncode == 0, proc.stderr[-2000:]
-  replies = [r for r in proc.stdout.split("\n\n") if r.strip()]
-  assert replies[0].endswith("-trees2)") and replies[1].startswith("= "), proc.stdout
+  replies = helpers.gtp_on_cpu_devices(["--player", bundle, "--simulations", "2"], 2,
+                                       "version\ngenmove b\nquit\n")
+  assert replies[0].endswith("-trees2)") and replies[1].startswith("= "), replies
 
 
 def test_merged_trees_sum_visits_and_weigh_values_by_them():

@@ -242,6 +242,33 @@ def test_random_move_plays_sensible_moves_and_passes_when_none_is_left():
   assert len(chosen) > 5 and all(allowed[a] for a in chosen)
 
 
+def test_a_puct_search_player_grows_a_tree_per_device_or_as_many_as_asked(tmp_path):
+  """Root parallelism: the trees' root visits add up; one tree per device by default."""
+  network = players.load_network(helpers.make_checkpoint(tmp_path))
+  cfg = go.GoConfig(size=9, komi=7.5, **network.planes)
+
+  def searcher(**kwargs):
+    return players.SearchPlayer(network, simulations=4, algorithm="puct", considered_actions=16,
+                                tree_nodes=32, **kwargs)
+  one = searcher()
+  assert one.trees == jax.local_device_count() == 1 and one.name == "agz_jax-1x8"
+  three = searcher(trees=3)
+  assert three.trees == 3 and three.name == "agz_jax-1x8-trees3"
+  out = three.analyse(cfg, go.init(cfg))
+  assert sum(c["visits"] for c in out["candidates"]) == 3 * 4
+  visits = [c["visits"] for c in out["candidates"]]
+  assert visits == sorted(visits, reverse=True) and out["action"] == out["candidates"][0]["action"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_the_gtp_engine_searches_a_tree_on_each_cpu_device(tmp_path):
+  replies = helpers.gtp_on_cpu_devices(
+      ["--checkpoint", helpers.make_checkpoint(tmp_path), "--algorithm", "puct", "--simulations",
+       "2"], 2, "version\ngenmove b\nquit\n")
+  assert replies[0].endswith("-trees2)") and replies[1].startswith("= "), replies
+
+
 def test_load_player_builds_each_kind(tmp_path):
   assert isinstance(players.load_player("random", seed=3), players.RandomPlayer)
   network = helpers.make_checkpoint(tmp_path)

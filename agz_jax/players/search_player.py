@@ -35,6 +35,9 @@ class SearchPlayer(NetworkPlayer):
       afresh every time.
     tree_nodes: PUCT: the size of every tree of a game (default: TREE_NODES, or
       2 * simulations + 1 if more).
+    trees: PUCT: trees of the position searched at once, their root visits and values summed
+      (root parallelism): 0 (the default) one per device, so that every device (on a CPU
+      split into devices, every core) searches; a device's trees are one batch.
 
   The PUCT search grows its tree in steps (players.timed_search): under a clock it searches
   until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
@@ -43,7 +46,7 @@ class SearchPlayer(NetworkPlayer):
 
   def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
                seed: int = 0, considered_actions: int, reuse_tree: bool = True,
-               tree_nodes: int | None = None):
+               tree_nodes: int | None = None, trees: int = 0):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")
@@ -53,14 +56,31 @@ class SearchPlayer(NetworkPlayer):
     self.reuse_tree = reuse_tree
     self._key = jax.random.PRNGKey(seed)
     self._timed = None
+    self.trees = 1
     if self.algorithm == "puct":
       nodes = tree_nodes or max(TREE_NODES, 2 * simulations + 1)
       settings = network.search_config(algorithm="puct", simulations=nodes - 1,
                                        considered_actions=1)
       self._timed = TimedSearch(
           functools.partial(_network_evaluator, model=network.model, encoding=network.encoding),
-          settings, network.variables, tree_nodes=nodes, trees=1, reuse_tree=reuse_tree,
+          settings, network.variables, tree_nodes=nodes, trees=trees, reuse_tree=reuse_tree,
           seed=seed)
+      self.trees = self._timed.trees
+
+  @property
+  def name(self) -> str:
+    return self.network.name + (f"-trees{self.trees}" if self.trees > 1 else "")
+
+  @property
+  def seconds_per_simulation(self) -> float | None:
+    """PUCT: of the last warm step of a search (every tree's simulation at once)."""
+    return self._timed.seconds_per_simulation if self._timed is not None else None
+
+  def prepare(self, cfg: go.GoConfig) -> None:
+    """PUCT: compiles the search for `cfg`'s games, so that no move's clock pays for it
+    (analyse calls it first)."""
+    if self._timed is not None:
+      self._timed.prepare(cfg)
 
   @property
   def timed_search(self) -> bool:
