@@ -745,6 +745,19 @@ def test_gtp_known_vertices():
   assert go.gtp_to_action(cfg19, "Q16") == 3 * 19 + 15
 
 
+@pytest.mark.parametrize("size, vertices", [
+    (19, "D4 K4 Q4 D10 K10 Q10 D16 K16 Q16"),
+    (13, "D4 K4 G7 D10 K10"),
+    (9, "C3 G3 E5 C7 G7"),
+    (7, "C3 E3 D4 C5 E5"),
+    (8, "C3 F3 C6 F6"),
+    (5, ""),
+])
+def test_star_points_are_where_a_board_has_its_dots(size, vertices):
+  cfg = go.GoConfig(size=size)
+  assert sorted(go.action_to_gtp(cfg, p) for p in go.star_points(size)) == sorted(vertices.split())
+
+
 @pytest.mark.parametrize("size, vertex", [
     (19, "Z99"), (19, "I5"), (19, ""), (19, "A0"), (19, "A20"), (9, "K1"), (9, "A10"), (9, "D"),
 ])

@@ -14,6 +14,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from agz_jax import players
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(REPO, "colab", "agz_jax.ipynb")
 
@@ -67,6 +69,10 @@ def test_the_notebook_runs_end_to_end(tmp_path, monkeypatch):
   assert _images(cells["from agz_jax import plot"]) >= 2
   assert _images(cells["from agz_jax import go, players, show"]) == 2
   assert os.path.getsize(workdir / "pictures" / "visits.png") > 10_000
+  # The games are played against the network the repository ships.
+  shipped = players.load_network(players.pretrained_path("zero-9x9")).name
+  assert (f"the pretrained network {shipped} from pretrained/zero-9x9"
+          in _text(cells["NETWORK = PRETRAINED if os.path.isdir(PRETRAINED) else WORKDIR"]))
   # The game: refusals explained, the board drawn after the moves, the script's resignation.
   game = _text(cells["from agz_jax import interactive"])
   assert "E5 is illegal: occupied; try again" in game

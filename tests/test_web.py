@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from agz_jax import web
+from agz_jax import go, web
 from agz_jax.web.server import make_server
 
 import helpers
@@ -44,11 +44,12 @@ def go_game(tmp_path_factory):
   server.shutdown()
 
 
-def call(url, path, body=None, method=None, raw=None):
+def call(url, path, body=None, method=None, raw=None, headers=None):
   """(status, JSON answer) of one request."""
   data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
   request = urllib.request.Request(url + path, data=data, method=method or (
-      "GET" if data is None else "POST"), headers={"Content-Type": "application/json"})
+      "GET" if data is None else "POST"), headers={"Content-Type": "application/json",
+                                                   **(headers or {})})
   try:
     with urllib.request.urlopen(request, timeout=120) as response:
       text = response.read().decode()
@@ -109,6 +110,9 @@ def test_bad_requests_get_one_line_and_change_nothing(dots):
     assert "\n" not in answer["error"]
   status, answer = call(url, "/api/move", method="GET")
   assert status == 405 and "use POST" in answer["error"]
+  for length, message in (("-5", "Content-Length is -5"), ("many", "not a number")):
+    status, answer = call(url, "/api/move", method="POST", headers={"Content-Length": length})
+    assert status == 400 and message in answer["error"], answer
   assert call(url, "/api/game")[1] == before              # nothing changed
   # Once the game is over, a move is refused until a new game.
   session = dots[0]
@@ -123,6 +127,7 @@ def test_go_over_the_api(go_game):
   _, url = go_game
   status, view = call(url, "/api/new", {"human": "black", "seconds": 0.1})
   assert status == 200 and view["game"] == "go" and view["size"] == 5 and view["komi"] == 0.5
+  assert view["star_points"] == go.star_points(5) == []   # a 5x5 board has no dots
   status, view = call(url, "/api/move", {"move": "c3"})
   assert status == 200 and view["moves"][0] == {"colour": "black", "move": "C3"}
   assert view["board"][12] == 1 and len(view["moves"]) == 2 and view["to_play"] == "black"
@@ -214,7 +219,11 @@ def test_a_browser_plays_dots_and_boxes_and_go_on_the_page(dots, go_game, tmp_pa
     assert view["moves"][0] == {"colour": "black", "move": "B2"} and len(view["moves"]) == 2
     stones = browser.find_elements(By.CSS_SELECTOR, "#goban .stone")
     assert len(stones) == sum(1 for x in view["board"] if x) >= 1    # the engine may pass
-    # A click on an occupied point is refused by the page; a pass goes to the server.
+    # A click on an occupied point is refused by the page, which says why; a pass goes to the
+    # server.
+    browser.find_element(By.CSS_SELECTOR, '#goban .pt[data-vertex="B2"]').click()
+    wait.until(lambda b: "B2 is taken" in b.find_element(By.ID, "error").text)
+    assert len(call(url, "/api/game")[1]["moves"]) == 2
     browser.find_element(By.ID, "pass").click()
     wait.until(lambda b: len(call(url, "/api/game")[1]["moves"]) >= 3)
     browser.save_screenshot(str(tmp_path / "go.png"))

@@ -10,7 +10,7 @@ function taking a `GoConfig` first.
 from agz_jax.go import patterns
 from agz_jax.go.config import GoConfig, dirichlet_alpha, max_length, num_actions, pass_action
 from agz_jax.go.coords import (COLUMNS, action_to_gtp, action_to_sgf_move, gtp_to_action,
-                               sgf_move_to_action)
+                               sgf_move_to_action, star_points)
 from agz_jax.go.features import (ENCODINGS, check_encoding, features, num_planes, planes_shape,
                                  sensible_moves)
 from agz_jax.go.rules import check_setup, init, legal_actions, ownership, result, score, step
@@ -25,6 +25,7 @@ __all__ = [
     "features", "gtp_to_action", "host_score", "illegal_reason", "init", "inverse_symmetry",
     "legal_actions", "max_length", "num_actions", "num_planes", "ownership", "parse_board",
     "pass_action", "patterns", "planes_shape",
-    "play", "result", "score", "sensible_moves", "sgf_move_to_action", "step", "symmetries",
+    "play", "result", "score", "sensible_moves", "sgf_move_to_action", "star_points", "step",
+    "symmetries",
     "symmetry_permutations", "to_ascii", "transform_planes", "transform_policy",
 ]

@@ -31,6 +31,25 @@ def gtp_to_action(cfg: GoConfig, vertex: str) -> int:
   return (cfg.size - int(number)) * cfg.size + col
 
 
+def star_points(size: int) -> list[int]:
+  """The points a Go board marks with a dot (hoshi), as point indices: on the third line from
+  each corner (the fourth from 13x13 up), the centre of an odd board, and the middle of each
+  side from 15x15 up. 19x19 has 9, 13x13 and 9x9 have 5, 7x7 has 5; boards under 7x7 none."""
+  if size < 7:
+    return []
+  edge = 3 if size >= 13 else 2
+  lines = [edge, size - 1 - edge]
+  if size % 2:
+    middle = size // 2
+    # The centre alone below 15x15 (rows x cols of {edge, far} plus the centre); every
+    # combination of the three lines from 15x15 up.
+    if size >= 15:
+      lines = [edge, middle, size - 1 - edge]
+    else:
+      return sorted([r * size + c for r in lines for c in lines] + [middle * size + middle])
+  return sorted(r * size + c for r in lines for c in lines)
+
+
 def sgf_move_to_action(size: int, move) -> int:
   """Action of an SGF move as sgfmill reads it: (row counted from the bottom, col), or None
   for a pass. Our points count rows from the top (action = row * size + col)."""

@@ -81,6 +81,8 @@ def make_handler(session):
         length = int(self.headers.get("Content-Length") or 0)
       except ValueError:
         raise _Error(400, "Content-Length is not a number") from None
+      if length < 0:
+        raise _Error(400, f"Content-Length is {length}; give the body's size in bytes")
       if length > MAX_BODY:
         raise _Error(413, f"the body has {length} bytes; requests are at most {MAX_BODY}")
       raw = self.rfile.read(length) if length else b"{}"

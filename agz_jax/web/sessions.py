@@ -91,6 +91,7 @@ class GoSession:
               "move": go.action_to_gtp(cfg, a)} for c, a, inserted in self.game.engine.moves
              if not inserted]
     return {"game": "go", "size": cfg.size, "komi": cfg.komi,
+            "star_points": go.star_points(cfg.size),
             "board": [int(x) for x in np.asarray(state.board)],
             "to_play": "black" if self.game.to_play == go.BLACK else "white",
             "human": "black" if self.human == go.BLACK else "white",
