@@ -16,11 +16,11 @@ ELO_PER_LOG_ODDS = 400 / math.log(10)
 Z95 = 1.959963984540054
 
 
-def wilson_interval(score: float, games: int, z: float = Z95) -> tuple[float, float]:
+def wilson_interval(points: float, games: int, z: float = Z95) -> tuple[float, float]:
   """Wilson score interval of a win rate.
 
   Args:
-    score: points scored, wins + draws / 2.
+    points: points scored, wins + draws / 2 (not the rate).
     games: games played; with none the interval is [0, 1].
     z: the normal quantile of the confidence level (default 95%).
 
@@ -29,30 +29,30 @@ def wilson_interval(score: float, games: int, z: float = Z95) -> tuple[float, fl
   """
   if games <= 0:
     return 0.0, 1.0
-  p = score / games
+  p = points / games
   denominator = 1 + z * z / games
   centre = (p + z * z / (2 * games)) / denominator
   half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denominator
   return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def elo_difference(score, games=None):
-  """Elo difference implied by an expected score under the logistic model.
+def elo_difference(rate, games=None):
+  """Elo difference implied by an expected score (a rate) under the logistic model.
 
   Works on Python or numpy floats (returns a float, or an ndarray for an array
   argument) and on jax arrays, also inside jit: nothing branches on the value.
 
   Args:
-    score: the expected score (wins + draws / 2) / games, in [0, 1].
-    games: when given, the score is first clipped to [0.5 / games, 1 - 0.5 / games]
+    rate: the expected score (wins + draws / 2) / games, in [0, 1] (not the points).
+    games: when given, the rate is first clipped to [0.5 / games, 1 - 0.5 / games]
       so that a clean sweep gives a finite difference; without it a score of 1
       gives +inf and 0 gives -inf.
 
   Returns:
-    400 * log10(score / (1 - score)), of the type of `score`.
+    400 * log10(rate / (1 - rate)), of the type of `rate`.
   """
-  xp = jnp if isinstance(score, jax.Array) else np
-  s = score if xp is jnp else np.asarray(score, np.float64)
+  xp = jnp if isinstance(rate, jax.Array) else np
+  s = rate if xp is jnp else np.asarray(rate, np.float64)
   if games is not None:
     eps = 0.5 / games
     s = xp.clip(s, eps, 1 - eps)

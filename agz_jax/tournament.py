@@ -173,8 +173,8 @@ def main(argv=None) -> int:
                        "a scripted player: give the network another name")
     if args.games < 2 or args.games % 2:
       raise ValueError(f"--games must be even and positive (both colours), got {args.games}")
-    from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
-    networks = {name: load_network(path) for name, path in players.items()}
+    from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
+    networks = {name: Network.from_checkpoint(path) for name, path in players.items()}
     game = _same_game(networks)
     for name in args.opponent:
       game.opponent(name)  # raises for a player the game has not

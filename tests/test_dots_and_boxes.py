@@ -326,8 +326,8 @@ def test_alphazero_trains_on_dots_and_boxes(trained):
   losses = [r for r in rows if r.get("trained")]
   assert losses and all(np.isfinite(r["loss_policy"]) and r["loss_ownership"] > 0 for r in losses)
   assert "elo" in rows[1] and all(0 < r["game_length"] <= 12 for r in rows if r["games"])
-  from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
-  network = load_network(str(trained))
+  from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
+  network = Network.from_checkpoint(str(trained))
   planes = db.features(db.DotsConfig(2, 2), _batch([db.init(db.DotsConfig(2, 2))]))
   logits, value = network.model.apply(network.variables, planes)
   assert logits.shape == (1, 12) and value.shape == (1,)

@@ -244,7 +244,7 @@ def test_random_move_plays_sensible_moves_and_passes_when_none_is_left():
 
 def test_a_puct_search_player_grows_a_tree_per_device_or_as_many_as_asked(tmp_path):
   """Root parallelism: the trees' root visits add up; one tree per device by default."""
-  network = players.load_network(helpers.make_checkpoint(tmp_path))
+  network = players.Network.from_checkpoint(helpers.make_checkpoint(tmp_path))
   cfg = go.GoConfig(size=9, komi=7.5, **network.planes)
 
   def searcher(**kwargs):

@@ -35,8 +35,8 @@ def sl_checkpoint(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model_and_params(sl_checkpoint):
-  from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
-  network = load_network(sl_checkpoint)
+  from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
+  network = Network.from_checkpoint(sl_checkpoint)
   return network.model, network.variables["params"]
 
 
@@ -179,7 +179,7 @@ def test_policies_alone_are_compared_in_a_round_robin(sl_checkpoint, tmp_path, c
   of rl_policy.play_games with the first player as the learner, black in the first half; the
   second policy's weights take part; value networks and other architectures get one line."""
   from agz_jax import tournament  # pylint: disable=import-outside-toplevel
-  from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
+  from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
   other = helpers.make_checkpoint(tmp_path / "other", config=sl_config(), seed=7)
   out = tmp_path / "rr"
   assert tournament.main(["--player", f"a={sl_checkpoint}", "--player", f"b={other}",
@@ -187,7 +187,7 @@ def test_policies_alone_are_compared_in_a_round_robin(sl_checkpoint, tmp_path, c
                           str(out)]) == 0
   lines = [json.loads(t) for t in open(out / "results.jsonl")]
   assert [line["black"] for line in lines] == ["a"] * 4 + ["b"] * 4
-  a, b = load_network(sl_checkpoint), load_network(other)
+  a, b = Network.from_checkpoint(sl_checkpoint), Network.from_checkpoint(other)
   cfg = go.GoConfig(size=5, komi=0.5, history=8, max_moves=50)
   play = lambda pb: rl_policy.play_games(cfg, ENCODING, a.model, a.variables["params"], pb,
                                          jax.random.fold_in(jax.random.PRNGKey(5), 0),

@@ -150,8 +150,8 @@ class AlphaGoPlayer:
       raise ValueError(f"alphago player: lambda {self.leaf.mixing:g} mixes in a value network: "
                        "give one (value=DIR), or use lambda = 1 (rollouts only)")
     if self.leaf.prior == "sl":
-      from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
-      self.prior = load_network(settings["prior"])
+      from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
+      self.prior = Network.from_checkpoint(settings["prior"])
       if self.prior.has_value:
         raise ValueError(f"{settings['prior']} is not an SL policy network")
       self.variables["prior"] = self.prior.variables

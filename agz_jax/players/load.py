@@ -4,7 +4,7 @@ import os
 
 from agz_jax import nets
 from agz_jax.players import alphago_player
-from agz_jax.players.network import load_network
+from agz_jax.players.network import Network
 from agz_jax.players.policy_player import PolicyPlayer
 from agz_jax.players.random_player import RandomPlayer
 from agz_jax.players.search_player import SearchPlayer
@@ -46,7 +46,7 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
   if alphago_player.is_bundle(spec):
     return alphago_player.AlphaGoPlayer(alphago_player.read_bundle(spec), simulations=simulations,
                                         seed=seed, reuse_tree=reuse_tree)
-  network = load_network(spec)
+  network = Network.from_checkpoint(spec)
   if network.config.model.kind in nets.VALUE_ONLY:
     raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
                      "positions inside an AlphaGo search, not alone")

@@ -2,7 +2,7 @@
 
 The places that tie the players to the core: make_model (the flax module of a
 run's config, nets.make), input_planes and the network's encoding (how it reads
-a position) and run_search (the search the trainers use). One game at a time (a
+a position) and search_positions (the search the trainers use). One game at a time (a
 batch of one).
 """
 
@@ -31,8 +31,8 @@ def input_planes(config) -> dict:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchConfig, variables,
-               states: go.GoState, key: jax.Array, reuse=None):
+def search_positions(model, encoding: str, cfg: go.GoConfig, settings: search.SearchConfig,
+                     variables, states: go.GoState, key: jax.Array, reuse=None):
   """The training search from a batch of positions. Consumes `key`.
 
   Returns:
@@ -46,7 +46,7 @@ def run_search(model, encoding: str, cfg: go.GoConfig, settings: search.SearchCo
 
 
 def search_arrays(settings: search.SearchConfig, out) -> dict:
-  """What a player reads of a search (run_search's dict) from its mctx.PolicyOutput."""
+  """What a player reads of a search (search_positions' dict) from its mctx.PolicyOutput."""
   tree = out.search_tree
   summary = tree.summary()
   return dict(best=search.best_action(settings, out), visits=summary.visit_counts,
@@ -56,7 +56,7 @@ def search_arrays(settings: search.SearchConfig, out) -> dict:
 
 
 def candidates(out: dict) -> dict:
-  """analyse's result from a search's arrays (run_search's dict, on the host, batch of one)."""
+  """analyse's result from a search's arrays (search_positions' dict, on the host, batch of one)."""
   visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
   best = int(out["best"][0])
   rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)
@@ -119,6 +119,17 @@ class Network:
       self.variables = {"params": variables["params"]}
       self.name = f"agz_jax-sl-{config.model.layers}x{config.model.filters}"
 
+  @classmethod
+  def from_checkpoint(cls, path: str) -> "Network":
+    """The network of a training workdir or checkpoint (see checkpoint.load_network).
+
+    Raises:
+      FileNotFoundError: no checkpoint there.
+    """
+    # Imported here: orbax, which the random player and the demo never need.
+    from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+    return cls(*checkpoint.load_network(path))
+
   def search_config(self, *, algorithm: str, simulations: int,
                     considered_actions: int) -> search.SearchConfig:
     """The run's search settings for play: `algorithm`, `simulations`, at most
@@ -134,18 +145,6 @@ class Network:
     prior, value = _policy(self.model, self.encoding, self.has_value, cfg, self.variables,
                            batch(state))
     return np.asarray(prior[0]), float(value[0])
-
-
-def load_network(path: str) -> Network:
-  """The network of a training workdir or checkpoint (see checkpoint.load_network).
-
-  Raises:
-    FileNotFoundError: no checkpoint there.
-  """
-  # Imported here: orbax, which the random player and the demo never need.
-  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
-  config, variables = checkpoint.load_network(path)
-  return Network(config, variables)
 
 
 def batch(state: go.GoState) -> go.GoState:

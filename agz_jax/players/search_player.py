@@ -7,7 +7,7 @@ import jax
 from agz_jax import go, search
 from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
-from agz_jax.players.network import Network, batch, candidates, run_search
+from agz_jax.players.network import Network, batch, candidates, search_positions
 from agz_jax.players.timed_search import TimedSearch
 
 # PUCT trees' nodes when the player is not told: a game's searches all have this size (or
@@ -113,5 +113,6 @@ class SearchPlayer(NetworkPlayer):
     net = self.network
     settings = net.search_config(algorithm=self.algorithm, simulations=simulations,
                                  considered_actions=min(self.considered_actions, cfg.num_actions))
-    out, _ = run_search(net.model, net.encoding, cfg, settings, net.variables, batch(state), key)
+    out, _ = search_positions(net.model, net.encoding, cfg, settings, net.variables, batch(state),
+                              key)
     return candidates(jax.device_get(out))

@@ -68,7 +68,7 @@ def _fewest_used(used: jax.Array, trees_per_device: int) -> int:
 
 
 def merge_trees(arrays: list[dict]) -> dict:
-  """One search's arrays (a batch of one, as run_search's) from several trees of one position.
+  """One search's arrays (a batch of one, as search_positions') from several trees of one position.
 
   Args:
     arrays: search_arrays of trees, on the host ([trees, ...] each).

@@ -297,7 +297,6 @@ def forced_root_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, *, pb
   q, u = _puct_scores(tree, node_index, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
   score = q + u / (1.0 + visits) + 1e-7 * jax.random.uniform(rng_key, visits.shape)
   valid = ~tree.root_invalid_actions.astype(bool)
-  prior = jax.nn.softmax(tree.children_prior_logits[node_index])
   short = valid & (visits > 0) & (visits < forced_playouts(tree, node_index, k))
   allowed = jnp.where(jnp.any(short), short, valid)
   return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)

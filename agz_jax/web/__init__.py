@@ -26,10 +26,10 @@ def make_session(spec: str, *, seconds: float = 1.0, komi: float = players.KOMI,
   """
   from agz_jax import game as game_lib  # pylint: disable=import-outside-toplevel
   from agz_jax.players.alphago_player import is_bundle  # pylint: disable=import-outside-toplevel
-  from agz_jax.players.network import load_network  # pylint: disable=import-outside-toplevel
+  from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
   from agz_jax.web.sessions import DotsSession, GoSession  # pylint: disable=import-outside-toplevel
   if not is_bundle(spec):
-    network = load_network(spec)
+    network = Network.from_checkpoint(spec)
     if network.config.game.get("name", "go") != "go":
       from agz_jax.players.game_player import GameSearchPlayer  # pylint: disable=import-outside-toplevel
       player = GameSearchPlayer(network, game_lib.make(network.config.game), seed=seed)
