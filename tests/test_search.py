@@ -294,8 +294,6 @@ def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
   key (split the key, Gumbel noise of the logits' shape) it returns mctx's result."""
   evaluator = _net_evaluator()
   states = stack(_masking_states())
-  settings = helpers.search_config(algorithm="gumbel", num_simulations=16,
-                                   max_num_considered_actions=8)
 
   def both(v, key):
     root = search.evaluate(GAME, evaluator, v, states, key)
@@ -304,7 +302,10 @@ def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
         search.make_recurrent_fn(GAME, evaluator), 16, invalid_actions=~root[2],
         max_num_considered_actions=8)
     noise = jax.random.gumbel(jax.random.split(key)[1], root[0].shape, root[0].dtype)
-    ours = search.gumbel_policy(GAME, evaluator, v, states, root, noise, settings, rng_key=key)
+    ours = search.gumbel_policy(
+        v, key, mctx.RootFnOutput(prior_logits=root[0], value=root[1], embedding=states),
+        search.make_recurrent_fn(GAME, evaluator), 16, invalid_actions=~root[2], gumbel=noise,
+        max_num_considered_actions=8)
     return ours, theirs
 
   run = jax.jit(both)

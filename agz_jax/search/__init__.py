@@ -1,7 +1,8 @@
 """Search: mctx over a real game, with pluggable leaf evaluators.
 
-`run_search(game, evaluator, variables, states, rng_key, search_config)` runs
-Gumbel MuZero, AlphaGo Zero's PUCT or AlphaGo's PUCT from a batch of positions; an evaluator
+`run_search(game, evaluator, variables, states, rng_key, search_config)` (mcts) runs
+Gumbel MuZero, AlphaGo Zero's PUCT or AlphaGo's PUCT from a batch of positions (policies, with
+their action selection in action_selection); an evaluator
 (`evaluators.network`, or any function of the same signature) values the
 leaves; `best_action` / `choose_action` turn a search into a move. `anytime` grows
 a PUCT search in steps of any size in one compiled shape, for players under a clock.
@@ -11,9 +12,10 @@ from agz_jax.search import anytime
 from agz_jax.search.actions import best_action, choose_action, sample_action
 from agz_jax.search.config import ALGORITHMS, SearchConfig
 from agz_jax.search.evaluators import ApplyFn, Evaluator, flax_network, network
-from agz_jax.search.mcts import (Root, alphago_policy, alphago_selection, evaluate, evaluator_key,
-                                 gumbel_policy, legal_mask, make_recurrent_fn, masked_logits,
+from agz_jax.search.action_selection import alphago_selection
+from agz_jax.search.mcts import (Root, evaluate, evaluator_key, legal_mask, make_recurrent_fn,
                                  run_search)
+from agz_jax.search.policies import alphago_policy, gumbel_policy, masked_logits
 from agz_jax.search.reuse import find_node, reroot
 
 __all__ = [

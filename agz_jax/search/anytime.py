@@ -23,8 +23,9 @@ from agz_jax.game import Game
 from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
-from agz_jax.search.mcts import (alphago_selection, evaluator_key, legal_mask, make_recurrent_fn,
-                                 masked_logits)
+from agz_jax.search.action_selection import alphago_selection
+from agz_jax.search.mcts import evaluator_key, legal_mask, make_recurrent_fn
+from agz_jax.search.policies import masked_logits
 
 
 def _selection(search: SearchConfig):

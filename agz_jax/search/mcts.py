@@ -6,9 +6,11 @@ inside the tree as well as at the root, and a game that ends inside the tree is
 valued by its result. Rewards and values are from the point of view of the
 player to move at the node above; an edge's discount is -1 when the player to
 move changes and +1 when the same player moves again.
-"""
 
-import functools
+This module is the search loop (the root's evaluation, the recurrent function, which policy
+runs); the policies themselves are in search.policies, their choice of a child at a node in
+search.action_selection, as mctx splits them.
+"""
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +20,8 @@ from agz_jax.game import Game
 from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
+from agz_jax.search.policies import (alphago_policy, forced_puct_policy, gumbel_policy,
+                                     masked_logits)
 
 # (logits [B, A] masked, value [B], legal [B, A] bool): a root's evaluation.
 Root = tuple[jax.Array, jax.Array, jax.Array]
@@ -31,12 +35,6 @@ _EVALUATOR_STREAMS = 0x7E5A0000
 def evaluator_key(rng_key: jax.Array, stream: int) -> jax.Array:
   """A key for an evaluator call, derived from `rng_key` apart from every key split from it."""
   return jax.random.fold_in(rng_key, _EVALUATOR_STREAMS + stream)
-
-
-def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
-  """Logits shifted to a maximum of 0, illegal actions at the dtype's minimum (idempotent)."""
-  logits = logits - jnp.max(logits, axis=-1, keepdims=True)
-  return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 
 
 def legal_mask(game: Game, states, min_pass_moves: int = 0) -> jax.Array:
@@ -131,8 +129,13 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
     raise ValueError("reuse: give one PRNG key for the batch, not one per game")
   if search.algorithm == "gumbel":  # the root's noise is the only randomness: one batched search
     noise = jax.vmap(lambda k: jax.random.gumbel(k, root[0].shape[1:], root[0].dtype))(rng_key)
-    return gumbel_policy(game, evaluator, variables, states, root, search.gumbel_scale * noise,
-                         search, rng_key=evaluator_key(rng_key[0], 1))
+    logits, value, legal = root
+    return gumbel_policy(
+        variables, evaluator_key(rng_key[0], 1),
+        mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states),
+        make_recurrent_fn(game, evaluator, search.min_pass_moves), search.num_simulations,
+        invalid_actions=~legal, gumbel=search.gumbel_scale * noise,
+        max_num_considered_actions=search.max_num_considered_actions)
 
   # PUCT breaks ties between equal children with noise drawn for each game of
   # the batch: searches of one game each, vmapped, keep the games independent.
@@ -143,51 +146,6 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
     return jax.tree.map(lambda x: x[0], out)
 
   return jax.vmap(one)(states, rng_key, *root)
-
-
-def gumbel_policy(game: Game, evaluator: Evaluator, variables, states, root: Root,
-                  gumbel: jax.Array, search: SearchConfig, *,
-                  rng_key: jax.Array) -> mctx.PolicyOutput:
-  """mctx.gumbel_muzero_policy with the root's Gumbel noise given, one row per game.
-
-  The same search (mctx.search with mctx's Gumbel root and interior action
-  selection and completed Q-values), action (the best of the most visited
-  actions by noise + prior logit + completed Q) and improved policy; only the
-  noise comes from the caller, so each game's can come from its own key.
-
-  Args:
-    root: (logits, value, legal) of `states`, as `evaluate` returns them.
-    gumbel: [B, A] the root's noise, already scaled.
-    rng_key: the key the simulations' evaluator keys are split from (the
-      selection functions draw nothing from it).
-  """
-  logits, value, legal = root
-  logits = masked_logits(logits, legal)
-  num_simulations = search.num_simulations
-  tree = mctx.search(
-      params=variables, rng_key=rng_key,
-      root=mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states),
-      recurrent_fn=make_recurrent_fn(game, evaluator, search.min_pass_moves),
-      root_action_selection_fn=functools.partial(
-          mctx.gumbel_muzero_root_action_selection, num_simulations=num_simulations,
-          max_num_considered_actions=search.max_num_considered_actions,
-          qtransform=mctx.qtransform_completed_by_mix_value),
-      interior_action_selection_fn=functools.partial(
-          mctx.gumbel_muzero_interior_action_selection,
-          qtransform=mctx.qtransform_completed_by_mix_value),
-      num_simulations=num_simulations, invalid_actions=~legal,
-      extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel))
-  visits = tree.summary().visit_counts
-  completed_q = jax.vmap(mctx.qtransform_completed_by_mix_value, in_axes=(0, None))(
-      tree, mctx.Tree.ROOT_INDEX)
-  # Sequential halving's winner: among the most visited actions, the highest
-  # noise + logit + completed Q (logits already have their maximum at 0).
-  most_visited = visits == jnp.max(visits, axis=-1, keepdims=True)
-  score = jnp.maximum(-1e9, gumbel + logits + completed_q)
-  action = jnp.argmax(jnp.where(most_visited & legal, score, -jnp.inf), axis=-1)
-  weights = jax.nn.softmax(masked_logits(logits + completed_q, legal))
-  return mctx.PolicyOutput(action=action.astype(jnp.int32), action_weights=weights,
-                           search_tree=tree)
 
 
 def _per_game(rng_key: jax.Array) -> bool:
@@ -228,136 +186,3 @@ def _policy(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Ar
       variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
       invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
       dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base)
-
-
-def alphago_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, depth, *,
-                      c_puct: float) -> jax.Array:
-  """AlphaGo's (2016) choice at a node: argmax of Q + c_puct P sqrt(sum N) / (1 + N).
-
-  Q is the mean backed-up value of the child (0 while unvisited), not normalised;
-  sum N is at least 1, so the first visit of a node follows its prior. Illegal
-  children (masked prior logits) and the root's invalid actions are never chosen.
-  """
-  visits = tree.children_visits[node_index]
-  logits = tree.children_prior_logits[node_index]
-  legal = logits > jnp.finfo(logits.dtype).min / 2
-  q = jnp.where(visits > 0, tree.qvalues(node_index), 0.0)
-  u = c_puct * jax.nn.softmax(logits) * jnp.sqrt(jnp.maximum(jnp.sum(visits), 1)) / (1 + visits)
-  score = q + u + 1e-7 * jax.random.uniform(rng_key, q.shape)  # ties broken at random
-  invalid = tree.root_invalid_actions.astype(bool) & (depth == 0)
-  return jnp.argmax(jnp.where(legal & ~invalid, score, -jnp.inf)).astype(jnp.int32)
-
-
-def alphago_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
-                   num_simulations: int, *, invalid_actions: jax.Array, c_puct: float,
-                   loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
-  """AlphaGo's search (mctx.search with `alphago_selection`): the most visited move.
-
-  Returns:
-    mctx.PolicyOutput: `action` [B] the most visited root action,
-    `action_weights` [B, A] the root's visit distribution, `search_tree`.
-  """
-  selection = functools.partial(alphago_selection, c_puct=c_puct)
-  tree = mctx.search(params=variables, rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
-                     root_action_selection_fn=functools.partial(selection, depth=0),
-                     interior_action_selection_fn=selection, num_simulations=num_simulations,
-                     invalid_actions=invalid_actions, loop_fn=loop_fn)
-  summary = tree.summary()
-  action = jnp.argmax(summary.visit_counts, axis=-1).astype(jnp.int32)
-  return mctx.PolicyOutput(action=action, action_weights=summary.visit_probs, search_tree=tree)
-
-
-def _puct_scores(tree: mctx.Tree, node_index, *, pb_c_init: float, pb_c_base: float):
-  """([A] Q term, [A] numerator of the prior term) of AlphaGo Zero's PUCT at a node.
-
-  A child's score is q + u / (1 + N), as mctx.muzero_action_selection scores it.
-  """
-  node_visits = tree.node_visits[node_index]
-  pb_c = pb_c_init + jnp.log((node_visits + pb_c_base + 1.0) / pb_c_base)
-  u = jnp.sqrt(node_visits) * pb_c * jax.nn.softmax(tree.children_prior_logits[node_index])
-  return mctx.qtransform_by_parent_and_siblings(tree, node_index), u
-
-
-def forced_playouts(tree: mctx.Tree, node_index, k: float) -> jax.Array:
-  """[A] KataGo's forced visits of a node's children: sqrt(k * P * sum of their visits)."""
-  visits = tree.children_visits[node_index]
-  prior = jax.nn.softmax(tree.children_prior_logits[node_index])
-  return jnp.sqrt(k * prior * jnp.sum(visits))
-
-
-def forced_root_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, *, pb_c_init: float,
-                          pb_c_base: float, k: float) -> jax.Array:
-  """PUCT at the root, except that a visited child below its forced visits is chosen first.
-
-  As in KataGo, only children that already have visits are forced (PUCT decides
-  which moves get a first look); among several below their forced visits, the
-  one PUCT prefers.
-  """
-  visits = tree.children_visits[node_index]
-  q, u = _puct_scores(tree, node_index, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
-  score = q + u / (1.0 + visits) + 1e-7 * jax.random.uniform(rng_key, visits.shape)
-  valid = ~tree.root_invalid_actions.astype(bool)
-  short = valid & (visits > 0) & (visits < forced_playouts(tree, node_index, k))
-  allowed = jnp.where(jnp.any(short), short, valid)
-  return jnp.argmax(jnp.where(allowed, score, -jnp.inf)).astype(jnp.int32)
-
-
-def pruned_policy(tree: mctx.Tree, *, pb_c_init: float, pb_c_base: float,
-                  k: float) -> jax.Array:
-  """[B, A] KataGo's policy target pruning of the root's visit distribution.
-
-  Every child but the most visited one loses as many of its forced visits as it
-  can while its PUCT score stays at most that of the most visited child: the
-  visits forced on it beyond what PUCT alone would have given. A child left with
-  one visit or none is dropped.
-  """
-  root = mctx.Tree.ROOT_INDEX
-
-  def one(tree):
-    visits = tree.children_visits[root].astype(jnp.float32)
-    q, u = _puct_scores(tree, root, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
-    best = jnp.argmax(visits)
-    best_score = q[best] + u[best] / (1.0 + visits[best])
-    gap = best_score - q
-    # The fewest visits at which the child's score is still <= the best's: u / (1 + n) <= gap.
-    needed = jnp.where(gap > 0, jnp.ceil(u / jnp.maximum(gap, 1e-12) - 1.0), visits)
-    floor = jnp.ceil(visits - forced_playouts(tree, root, k))
-    kept = jnp.clip(jnp.maximum(floor, needed), 0.0, visits)
-    kept = jnp.where(kept <= 1.0, 0.0, kept).at[best].set(visits[best])
-    return kept / jnp.maximum(jnp.sum(kept), 1.0)
-
-  return jax.vmap(one)(tree)
-
-
-def forced_puct_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
-                       num_simulations: int, *, invalid_actions: jax.Array,
-                       dirichlet_fraction: float, dirichlet_alpha: float, pb_c_init: float,
-                       pb_c_base: float, k: float,
-                       loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
-  """AlphaGo Zero's PUCT search with KataGo's forced playouts and policy target pruning.
-
-  The root prior gets Dirichlet noise as in mctx.muzero_policy; inside the tree
-  the selection is mctx's PUCT; at the root, forced_root_selection.
-
-  Returns:
-    mctx.PolicyOutput: `action` [B] the most visited root action,
-    `action_weights` [B, A] the pruned visit distribution (pruned_policy),
-    `search_tree`.
-  """
-  k_noise, k_search = jax.random.split(rng_key)
-  probs = jax.nn.softmax(root.prior_logits)
-  noise = jax.random.dirichlet(k_noise, jnp.full(probs.shape[-1:], dirichlet_alpha),
-                               probs.shape[:-1])
-  noisy = (1.0 - dirichlet_fraction) * probs + dirichlet_fraction * noise
-  root = root.replace(prior_logits=masked_logits(jnp.log(jnp.maximum(noisy, 1e-30)),
-                                                 ~invalid_actions))
-  tree = mctx.search(
-      params=variables, rng_key=k_search, root=root, recurrent_fn=recurrent_fn,
-      root_action_selection_fn=functools.partial(forced_root_selection, pb_c_init=pb_c_init,
-                                                 pb_c_base=pb_c_base, k=k),
-      interior_action_selection_fn=functools.partial(mctx.muzero_action_selection,
-                                                     pb_c_init=pb_c_init, pb_c_base=pb_c_base),
-      num_simulations=num_simulations, invalid_actions=invalid_actions, loop_fn=loop_fn)
-  action = jnp.argmax(tree.summary().visit_counts, axis=-1).astype(jnp.int32)
-  weights = pruned_policy(tree, pb_c_init=pb_c_init, pb_c_base=pb_c_base, k=k)
-  return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)
