@@ -27,6 +27,7 @@ class HumanGame:
     komi: the game's komi.
     size: the board size (None: the network's; 19 for a random player).
     simulations: the player's searches per move (None: its own).
+    seconds_per_move: when set, the player searches for this long instead.
 
   Attributes:
     engine: the gtp.Engine that holds the game and chooses the player's moves.
@@ -35,10 +36,12 @@ class HumanGame:
   """
 
   def __init__(self, player, *, human: int = go.BLACK, komi: float = players.KOMI,
-               size: int | None = None, simulations: int | None = None):
+               size: int | None = None, simulations: int | None = None,
+               seconds_per_move: float | None = None):
     if human not in _NAMES:
       raise ValueError(f"human must be go.BLACK or go.WHITE, got {human!r}")
-    self.engine = Engine(player, komi=komi, simulations=simulations)
+    self.engine = Engine(player, komi=komi, simulations=simulations,
+                         seconds_per_move=seconds_per_move)
     if size is not None and size != self.engine.size:
       _, ok, _ = self.engine.handle(f"boardsize {int(size)}")
       if not ok:
@@ -62,6 +65,16 @@ class HumanGame:
   def last_move(self) -> int | None:
     """The action of the last move (cfg.pass_action for a pass), None before the first."""
     return self.engine.moves[-1][1] if self.engine.moves else None
+
+  @property
+  def moves(self) -> list[tuple[int, int]]:
+    """(colour, action) of the moves played, the passes the engine inserted left out."""
+    return [(colour, action) for colour, action, inserted in self.engine.moves if not inserted]
+
+  @property
+  def last_search(self) -> dict | None:
+    """What the player's analyse gave for its last move (its search), None before it moved."""
+    return self.engine.last_search
 
   def board(self) -> str:
     """The board as text with its coordinates, the colour to play and the move number."""
@@ -104,6 +117,24 @@ class HumanGame:
     else:
       self._check_end()
     return vertex
+
+  def undo(self) -> bool:
+    """Takes back moves to the person's previous turn (the player's answer and the person's
+    move); False when the person has not moved yet. A finished game goes on again."""
+    engine = self.engine
+    if not any(colour == self.human and not inserted for colour, _, inserted in engine.moves):
+      return False
+    while engine.moves:
+      colour, _, inserted = engine.moves[-1]
+      engine.undo()
+      if colour == self.human and not inserted:
+        break
+    self.result = None
+    return True
+
+  def sgf(self) -> str:
+    """The game so far as an SGF record."""
+    return self.engine.sgf()
 
   def _check_end(self) -> None:
     """Two passes or the move limit: the game is scored (Tromp-Taylor)."""

@@ -61,3 +61,16 @@ def test_the_person_plays_black_or_white_on_a_size_the_player_knows(tmp_path):
   assert interactive.HumanGame(network).cfg.size == 5
   with pytest.raises(ValueError, match="does not play 9x9"):
     interactive.HumanGame(network, size=9)
+
+
+def test_undo_takes_back_to_the_persons_previous_turn_and_sgf_records_the_game():
+  game = interactive.HumanGame(players.RandomPlayer(seed=3), human=go.WHITE, size=9)
+  assert not game.undo()                                   # the person has not moved yet
+  game.reply()
+  assert game.human_move("E5") is None
+  game.reply()
+  assert len(game.moves) == 3 and game.last_search["action"] == game.moves[-1][1]
+  assert game.sgf().count(";B[") == 2 and ";W[ee]" in game.sgf()
+  assert game.undo()                                       # black's answer and white's E5
+  assert len(game.moves) == 1 and game.moves[0][0] == go.BLACK and game.to_play == go.WHITE
+  assert not game.undo()

@@ -48,7 +48,7 @@ class Engine:
     self.clock = players.SearchClock()
     self.time_left = {}
     self._analysis_request = (1.0, None)
-    self.last_search = None  # the last genmove's search (player.analyse's dict), if it searched
+    self.last_search = None  # the last genmove's search (player.analyse's dict); None if none
     self._new_game()
 
   def handle(self, line: str):
@@ -129,6 +129,7 @@ class Engine:
 
   def _generate(self, colour: int) -> tuple[str, int | None]:
     """The move to play for `colour` (a vertex, 'pass' or 'resign') and its action."""
+    self.last_search = None
     state = self._continued(self.state)
     if colour != int(state.to_play):
       state = self._skip_turn(state)
@@ -209,14 +210,28 @@ class Engine:
     protocol.require(args, 1, "reg_genmove COLOUR")
     return self._generate(protocol.colour(args[0]))[0]
 
-  def cmd_undo(self, args):
+  def undo(self) -> bool:
+    """Takes back the last move (with the pass the engine inserted before it, if any); False
+    when there is none."""
     if not self.moves:
-      raise GtpError("cannot undo")
+      return False
     self.moves.pop()
     self.history.pop()
     if self.moves and self.moves[-1][2]:  # the pass we added before that move
       self.moves.pop()
       self.history.pop()
+    return True
+
+  def sgf(self) -> str:
+    """The game so far as an SGF record (its setup stones and moves)."""
+    record = sgf.GameRecord(size=self.size, komi=self.komi, black_setup=self.setup[0],
+                            white_setup=self.setup[1], moves=[m[:2] for m in self.moves],
+                            players={"black": "agz_jax", "white": "agz_jax"})
+    return sgf.write(record).decode()
+
+  def cmd_undo(self, args):
+    if not self.undo():
+      raise GtpError("cannot undo")
     return ""
 
   def cmd_showboard(self, args):
@@ -273,10 +288,7 @@ class Engine:
     return ""
 
   def cmd_printsgf(self, args):
-    record = sgf.GameRecord(size=self.size, komi=self.komi, black_setup=self.setup[0],
-                            white_setup=self.setup[1], moves=[m[:2] for m in self.moves],
-                            players={"black": "agz_jax", "white": "agz_jax"})
-    data = sgf.write(record).decode()
+    data = self.sgf()
     if args:
       try:
         with open(args[0], "w", encoding="utf-8") as f:

@@ -12,7 +12,7 @@ from agz_jax import dots_and_boxes as db
 from agz_jax import go
 from agz_jax.game import Game
 from agz_jax.interactive import HumanGame
-from agz_jax.players.move_policy import MovePolicy, win_rate
+from agz_jax.players.move_policy import win_rate
 
 
 class Refused(ValueError):
@@ -47,9 +47,8 @@ class GoSession:
       raise Refused(f"colour must be black or white, got {human!r}")
     self.seconds = _seconds(seconds)
     self.human = colours[human]
-    self.game = HumanGame(self.player, human=self.human, komi=self.komi)
-    self.game.engine.rules = MovePolicy(seconds_per_move=self.seconds,
-                                        resign_threshold=self.game.engine.rules.resign_threshold)
+    self.game = HumanGame(self.player, human=self.human, komi=self.komi,
+                          seconds_per_move=self.seconds)
     self.analysis = None
     self._reply()
 
@@ -65,31 +64,22 @@ class GoSession:
 
   def _reply(self) -> None:
     if self.game.result is None and self.game.to_play != self.human:
-      self.game.engine.last_search = None
       self.game.reply()
-      self.analysis = self.game.engine.last_search
+      self.analysis = self.game.last_search
 
   def undo(self) -> None:
     """Takes back moves to the person's previous turn."""
-    engine = self.game.engine
-    human_moves = [m for m in engine.moves if m[0] == self.human and not m[2]]
-    if not human_moves:
+    if not self.game.undo():
       raise Refused("nothing to undo: you have not moved yet")
-    while engine.moves:
-      colour, _, inserted = engine.moves[-1]
-      engine.cmd_undo([])
-      if colour == self.human and not inserted:
-        break
-    self.game.result, self.analysis = None, None
+    self.analysis = None
 
   def sgf(self) -> str:
-    return self.game.engine.cmd_printsgf([]) + "\n"
+    return self.game.sgf().strip() + "\n"
 
   def view(self) -> dict:
     cfg, state = self.game.cfg, self.game.state
     moves = [{"colour": "black" if c == go.BLACK else "white",
-              "move": go.action_to_gtp(cfg, a)} for c, a, inserted in self.game.engine.moves
-             if not inserted]
+              "move": go.action_to_gtp(cfg, a)} for c, a in self.game.moves]
     return {"game": "go", "size": cfg.size, "komi": cfg.komi,
             "star_points": go.star_points(cfg.size),
             "board": [int(x) for x in np.asarray(state.board)],
