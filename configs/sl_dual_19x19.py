@@ -8,7 +8,7 @@ then
 Held out, never trained on: KGS's games from 2017-05 and Tom's from 2011-08 on
 (`data.val_from`). The policy's top-1 is measured on KGS 2017-05 positions, the
 value's MSE on the held-out even games of both. These sizes suit 2 CPU cores;
-on an accelerator, `launch/human_dual.py` trains a larger one for a fixed time.
+on an accelerator, `python -m agz_jax.timed_training` trains a larger one for a fixed time.
 """
 
 import ml_collections
@@ -58,6 +58,11 @@ def get_config() -> ml_collections.ConfigDict:
   c.eval.num_value_positions = 2048  # fixed value positions, held out and from training games
   c.eval.chunk = 256  # positions evaluated at once
   c.eval.seed = 12345
+
+  # How the trained network searches when it plays (this task never searches): AlphaGo Zero's
+  # PUCT, which grows one compiled tree under a clock and keeps the subtree of the position
+  # reached, rather than Gumbel search, which compiles a program per simulation count.
+  c.search.algorithm = "puct"
 
   c.checkpoint.every = 1000
   c.checkpoint.keep = 3

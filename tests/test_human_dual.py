@@ -166,7 +166,8 @@ def test_a_network_exported_in_bfloat16_plays_in_float32(tmp_path):
 
 def test_the_shipped_19x19_network_opens_like_a_human():
   """pretrained/human-19x19 (BENCHMARKS.md): its policy's first moves are corner points of
-  the third and fourth lines, and a player that searches with its value head loads."""
+  the third and fourth lines, and a player that searches with its value head loads: PUCT
+  (its config's), which searches under a clock in one compiled program."""
   from agz_jax import go  # pylint: disable=import-outside-toplevel
   path = load.pretrained_path("human-19x19")
   policy = load.load_player(path, policy_only=True)
@@ -177,7 +178,9 @@ def test_the_shipped_19x19_network_opens_like_a_human():
     row, col = divmod(action, 19)
     assert {min(row, 18 - row), min(col, 18 - col)} <= {2, 3}, go.action_to_gtp(cfg, action)
     state = go.step(cfg, state, action)
-  assert type(load.load_player(path, simulations=4)).__name__ == "SearchPlayer"
+  searcher = load.load_player(path, simulations=4)
+  assert type(searcher).__name__ == "SearchPlayer"
+  assert searcher.algorithm == "puct" and searcher.timed_search
 
 
 # Self-play at the tiniest size (tests/test_resume.py's), one iteration, no evaluation.
