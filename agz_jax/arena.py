@@ -92,6 +92,11 @@ def play_match(game: Game, evaluator: Evaluator, variables_a, variables_b, rng_k
 
   states = game.init_batch(num_games)
   states, _, _ = jax.lax.while_loop(running, body, (states, jnp.int32(0), rng_key))
+  return _tally(game, states, a_colour, per_game)
+
+
+def _tally(game: Game, states, a_colour: jax.Array, per_game: bool) -> dict:
+  """play_match's result from the finished games (a's colour in each)."""
   for_a = jax.vmap(game.result)(states) * a_colour
   out = dict(wins=jnp.sum(for_a > 0).astype(jnp.float32),
              losses=jnp.sum(for_a < 0).astype(jnp.float32),
