@@ -102,22 +102,6 @@ def top_moves(probabilities, size: int, k: int = TOP_MOVES) -> list[Label]:
           for a in order[:k] if points[a] > 0]
 
 
-def star_points(size: int) -> list[tuple[int, int]]:
-  """(row, col) of the hoshi: 4-4 points from 13x13, 3-3 points from 7x7, tengen on odd sizes,
-  side stars from 15x15."""
-  mid = size // 2
-  if size < 7:
-    return [(mid, mid)] if size % 2 else []
-  edge = 3 if size >= 13 else 2
-  lines = [edge, size - 1 - edge]
-  stars = {(r, c) for r in lines for c in lines}
-  if size % 2:
-    stars.add((mid, mid))
-    if size >= 15:
-      stars |= {(mid, e) for e in lines} | {(e, mid) for e in lines}
-  return sorted(stars)
-
-
 def _wood(ax, size: int) -> None:
   """A wooden background with a faint grain (fixed seed, so pictures are reproducible)."""
   rng = np.random.default_rng(7)
@@ -143,7 +127,7 @@ def _board(ax, board: np.ndarray, last_move: int | None, cell: float) -> None:
     ax.plot([i, i], [0, size - 1], color=_LINE, lw=0.8, zorder=1, solid_capstyle="butt")
   ax.add_patch(patches.Rectangle((0, 0), size - 1, size - 1, fill=False, ec=_LINE, lw=1.6,
                                  zorder=1))
-  for r, c in star_points(size):
+  for r, c in (divmod(p, size) for p in go.star_points(size)):
     ax.add_patch(patches.Circle((c, size - 1 - r), 0.045 + 0.5 / (size + 8), color=_LINE,
                                 zorder=1))
   coord_size = min(13, max(7, 0.38 * cell))

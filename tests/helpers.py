@@ -1,6 +1,7 @@
 """Shared test helpers: a tiny checkpoint without training, a fake network."""
 
 import os
+import subprocess
 import sys
 
 import jax
@@ -110,7 +111,6 @@ def write_files(folder, files: dict) -> dict:
 def gtp_on_cpu_devices(args, devices: int, commands: str) -> list[str]:
   """Runs `python -m agz_jax.gtp ARGS --cpu-devices N` on `commands` (the test session's
   device count removed from its environment) and returns its replies; asserts it exits 0."""
-  import subprocess  # pylint: disable=import-outside-toplevel
   env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
   proc = subprocess.run(
       [sys.executable, "-m", "agz_jax.gtp", *args, "--cpu-devices", str(devices)],

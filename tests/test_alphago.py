@@ -239,7 +239,8 @@ def bundle(tmp_path_factory):
   make_rollout_checkpoint(folder / "rollout")
   make_sl_checkpoint(folder / "sl")
   (folder / "alphago.json").write_text(json.dumps(
-      {"prior": "sl", "rollout": "rollout", "rollouts_per_leaf": 4, "max_rollout_moves": 100}))
+      {"prior": "sl", "rollout": "rollout", "rollouts_per_leaf": 4, "max_rollout_moves": 40,
+       "tree_nodes": 128}))  # small trees and short rollouts: what the tests check needs no more
   return str(folder)
 
 
@@ -329,7 +330,8 @@ def test_merged_trees_sum_visits_and_weigh_values_by_them():
 def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
   rollout = os.path.join(bundle, "rollout")
   proc = subprocess.run(
-      [sys.executable, "-m", "agz_jax.gtp", "--player", f"alphago:rollout={rollout},prior=uniform",
+      [sys.executable, "-m", "agz_jax.gtp", "--player",
+       f"alphago:rollout={rollout},prior=uniform,max_rollout_moves=40,tree_nodes=128",
        "--simulations", "4"],
       input="boardsize 7\nclear_board\ngenmove b\ngenmove w\nversion\nquit\n", capture_output=True,
       text=True, timeout=600, cwd=REPO, check=False)
@@ -447,7 +449,9 @@ def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   config = value_cpu.get_config()
   config.game.size = 9
   value = helpers.make_checkpoint(tmp_path / "value", config=config)
-  spec = f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value},lambda=0.5,rollouts_per_leaf=2"
+  small = "max_rollout_moves=40,tree_nodes=128"
+  spec = (f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value},lambda=0.5,"
+          f"rollouts_per_leaf=2,{small}")
   player = players.load_player(spec, simulations=4)
   assert player.name == "agz_jax-alphago-sl-2x8-value-rollouts2-lambda0.5"
   engine = gtp.Engine(player, simulations=4)
@@ -455,7 +459,7 @@ def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   assert ok and move != "resign"
   # lambda 0 needs no rollout policy; a value network with no lambda mixes at the paper's 0.5;
   # rollouts only (lambda 1) do not load the value network they would not use.
-  only = players.load_player(f"alphago:value={value},lambda=0", simulations=4)
+  only = players.load_player(f"alphago:value={value},lambda=0,{small}", simulations=4)
   assert only.name == "agz_jax-alphago-uniform-value" and "rollout" not in only.variables
   _, ok, move = gtp.Engine(only, simulations=4).handle("genmove w")
   assert ok and move != "resign"

@@ -110,13 +110,11 @@ def compiled_init(cfg):
                       np.int32)
 
   def run(setups):
+    for black, white, _ in setups:  # what go.init checks of concrete stones, traced it cannot
+      go.check_setup(cfg, black, white)
     black, white, to_play = zip(*setups)
     return init(padded(black), padded(white), np.asarray(to_play, np.int8))
   return run
-
-
-def stack(states):
-  return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
 
 
 # ---------------------------------------------------------------------------- reference side

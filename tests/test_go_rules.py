@@ -751,7 +751,8 @@ def test_gtp_known_vertices():
     (9, "C3 G3 E5 C7 G7"),
     (7, "C3 E3 D4 C5 E5"),
     (8, "C3 F3 C6 F6"),
-    (5, ""),
+    (5, "C3"),
+    (4, ""),
 ])
 def test_star_points_are_where_a_board_has_its_dots(size, vertices):
   cfg = go.GoConfig(size=size)

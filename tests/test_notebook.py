@@ -70,7 +70,7 @@ def test_the_notebook_runs_end_to_end(tmp_path, monkeypatch):
   assert _images(cells["from agz_jax import go, players, show"]) == 2
   assert os.path.getsize(workdir / "pictures" / "visits.png") > 10_000
   # The games are played against the network the repository ships.
-  shipped = players.Network.from_checkpoint(players.pretrained_path("zero-9x9")).name
+  shipped = players.load_player(players.pretrained_path("zero-9x9"), simulations=4).name
   assert (f"the pretrained network {shipped} from pretrained/zero-9x9"
           in _text(cells["NETWORK = PRETRAINED if os.path.isdir(PRETRAINED) else WORKDIR"]))
   # The game: refusals explained, the board drawn after the moves, the script's resignation.

@@ -242,6 +242,7 @@ def test_random_move_plays_sensible_moves_and_passes_when_none_is_left():
   assert len(chosen) > 5 and all(allowed[a] for a in chosen)
 
 
+@pytest.mark.slow
 def test_a_puct_search_player_grows_a_tree_per_device_or_as_many_as_asked(tmp_path):
   """Root parallelism: the trees' root visits add up; one tree per device by default."""
   network = players.Network.from_checkpoint(helpers.make_checkpoint(tmp_path))
@@ -251,13 +252,18 @@ def test_a_puct_search_player_grows_a_tree_per_device_or_as_many_as_asked(tmp_pa
     return players.SearchPlayer(network, simulations=4, algorithm="puct", considered_actions=16,
                                 tree_nodes=32, **kwargs)
   one = searcher()
-  assert one.trees == jax.local_device_count() == 1 and one.name == "agz_jax-1x8"
+  devices = jax.local_device_count()
+  assert one.trees == devices
+  assert one.name == "agz_jax-1x8" + (f"-trees{devices}" if devices > 1 else "")
   three = searcher(trees=3)
   assert three.trees == 3 and three.name == "agz_jax-1x8-trees3"
   out = three.analyse(cfg, go.init(cfg))
   assert sum(c["visits"] for c in out["candidates"]) == 3 * 4
   visits = [c["visits"] for c in out["candidates"]]
   assert visits == sorted(visits, reverse=True) and out["action"] == out["candidates"][0]["action"]
+  with pytest.raises(ValueError, match="only the PUCT search grows several trees"):
+    players.SearchPlayer(network, simulations=4, algorithm="gumbel", considered_actions=16,
+                         trees=2)
 
 
 @pytest.mark.slow

@@ -108,14 +108,6 @@ def test_percent():
       "100%", "42%", "10%", "7.5%", "0.1%", "<0.1%", "0%"]
 
 
-def test_star_points():
-  assert show.star_points(19) == [(r, c) for r in (3, 9, 15) for c in (3, 9, 15)]
-  assert show.star_points(13) == [(3, 3), (3, 9), (6, 6), (9, 3), (9, 9)]
-  assert show.star_points(9) == [(2, 2), (2, 6), (4, 4), (6, 2), (6, 6)]
-  assert show.star_points(5) == [(2, 2)]
-  assert show.star_points(4) == []
-
-
 def test_draw_writes_a_png_and_returns_the_labels(tmp_path):
   board = np.zeros((9, 9), np.int8)
   board[4, 4], board[2, 6] = 1, -1

@@ -127,7 +127,7 @@ def test_go_over_the_api(go_game):
   _, url = go_game
   status, view = call(url, "/api/new", {"human": "black", "seconds": 0.1})
   assert status == 200 and view["game"] == "go" and view["size"] == 5 and view["komi"] == 0.5
-  assert view["star_points"] == go.star_points(5) == []   # a 5x5 board has no dots
+  assert view["star_points"] == go.star_points(5) == [12]   # a 5x5 board's one dot: C3
   status, view = call(url, "/api/move", {"move": "c3"})
   assert status == 200 and view["moves"][0] == {"colour": "black", "move": "C3"}
   assert view["board"][12] == 1 and len(view["moves"]) == 2 and view["to_play"] == "black"

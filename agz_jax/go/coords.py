@@ -32,22 +32,20 @@ def gtp_to_action(cfg: GoConfig, vertex: str) -> int:
 
 
 def star_points(size: int) -> list[int]:
-  """The points a Go board marks with a dot (hoshi), as point indices: on the third line from
-  each corner (the fourth from 13x13 up), the centre of an odd board, and the middle of each
-  side from 15x15 up. 19x19 has 9, 13x13 and 9x9 have 5, 7x7 has 5; boards under 7x7 none."""
+  """The points a Go board marks with a dot (hoshi), as point indices: the 4-4 points from
+  13x13 up, the 3-3 points from 7x7, the centre of an odd board (a 5x5 or 3x3 board's only
+  one), and the middle of each side from 15x15 up. 19x19 has 9; 13x13, 9x9 and 7x7 have 5."""
+  mid = size // 2
   if size < 7:
-    return []
+    return [mid * size + mid] if size % 2 else []
   edge = 3 if size >= 13 else 2
   lines = [edge, size - 1 - edge]
+  stars = {(r, c) for r in lines for c in lines}
   if size % 2:
-    middle = size // 2
-    # The centre alone below 15x15 (rows x cols of {edge, far} plus the centre); every
-    # combination of the three lines from 15x15 up.
+    stars.add((mid, mid))
     if size >= 15:
-      lines = [edge, middle, size - 1 - edge]
-    else:
-      return sorted([r * size + c for r in lines for c in lines] + [middle * size + middle])
-  return sorted(r * size + c for r in lines for c in lines)
+      stars |= {(mid, e) for e in lines} | {(e, mid) for e in lines}
+  return sorted(r * size + c for r, c in stars)
 
 
 def sgf_move_to_action(size: int, move) -> int:

@@ -20,7 +20,8 @@ def main(argv=None):
   who.add_argument("--pretrained", help="a network shipped in the repository's pretrained/ folder "
                                         "(e.g. alphago-19x19)")
   parser.add_argument("--simulations", type=int, default=None,
-                      help=f"searches per move (default {players.SIMULATIONS})")
+                      help=f"searches per move (default {players.SIMULATIONS}); a search of "
+                           "several trees (PUCT and AlphaGo, one per device) runs them on each")
   parser.add_argument("--seconds-per-move", type=float, default=None)
   parser.add_argument("--policy-only", action="store_true", help="the network's move, no search")
   parser.add_argument("--resign-threshold", type=float, default=players.RESIGN_THRESHOLD,
@@ -40,8 +41,9 @@ def main(argv=None):
                       help="no line on stderr about each move's search")
   parser.add_argument("--cpu-devices", type=int, default=None,
                       help="on a machine without an accelerator, split the CPU into this many "
-                           "devices, which an AlphaGo player's trees search at the same time "
-                           "(default: one per core this process may use)")
+                           "devices, on each of which a PUCT or AlphaGo search grows a tree of "
+                           "the position at the same time (default: one per core this process "
+                           "may use)")
   parser.add_argument("--compile-cache", default=parallel.default_compile_cache(),
                       help="folder where compiled searches are kept, so that the next start "
                            "skips compiling ('none': off; default %(default)s)")

@@ -215,6 +215,7 @@ class Engine:
     when there is none."""
     if not self.moves:
       return False
+    self.last_search = None
     self.moves.pop()
     self.history.pop()
     if self.moves and self.moves[-1][2]:  # the pass we added before that move

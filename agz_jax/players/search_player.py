@@ -57,6 +57,9 @@ class SearchPlayer(NetworkPlayer):
     self._key = jax.random.PRNGKey(seed)
     self._timed = None
     self.trees = 1
+    if trees > 1 and self.algorithm != "puct":
+      raise ValueError(f"{trees} trees: only the PUCT search grows several trees of a position, "
+                       f"not {self.algorithm!r}")
     if self.algorithm == "puct":
       nodes = tree_nodes or max(TREE_NODES, 2 * simulations + 1)
       settings = network.search_config(algorithm="puct", simulations=nodes - 1,

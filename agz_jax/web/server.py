@@ -140,7 +140,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
     self.wfile.write(data)
 
 
-
 def make_handler(session):
   """The request handler class serving `session` (a GoSession or DotsSession)."""
   return type("Handler", (Handler,), {"session": session, "lock": threading.Lock()})
