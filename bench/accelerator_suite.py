@@ -555,12 +555,10 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
   import features_speed  # pylint: disable=import-outside-toplevel
   from agz_jax import go  # pylint: disable=import-outside-toplevel
   size, repeats = sizes["size"], sizes["repeats"]
-  features = features_speed.FEATURES  # the module (agz_jax.go exports its function `features`)
   cfg = go.GoConfig(size=size, komi=7.5, history=8)
   human = size == 19 and _data_kind(args.data) == "archive"
   where = "human positions" if human else f"positions after {sizes['random_moves']} random moves"
-  backend = features.backend_kind()
-  default, reader_default = features.LADDER_LANES[backend], features.LADDER_READER[backend]
+  default, reader_default = go.ladder_settings().lanes, go.ladder_settings().reader
   other = {"host": "device", "device": "host"}[reader_default]
   positions = {}
 
@@ -584,8 +582,8 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
       return
     plain = rec.data["figures"][f"{key}_agz17_per_s"]
     place = place or (reader_default if fraction == default else "device")
-    with features_speed.ladder_settings(reader=place, lanes=fraction):
-      rate = features_speed.positions_per_second(cfg, "alphago48", states, repeats)
+    rate = features_speed.positions_per_second(
+        cfg, "alphago48", states, repeats, features_speed.ladder_settings(place, fraction))
     if place == "host":  # the lanes there are the CPU's, whatever this backend's
       rec.add({f"{key}_alphago48_host_per_s": rate},
               [(f"{size}x{size}, batch {batch}: 48 planes, the ladders read on the host's CPU"
@@ -605,10 +603,10 @@ def alphago_part(rec: Record, sizes: dict, deadline: float, args) -> None:
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import features_speed as f; "
             "from agz_jax import go; a = json.loads(sys.argv[2]); "
             "cfg = go.GoConfig(size=a['size'], komi=7.5, history=8); "
-            "f.FEATURES.LADDER_READER[f.FEATURES.backend_kind()] = 'device'; "
             "s = (f.human_positions(cfg, a['data'], a['batch'], 0) if a['human'] else "
             "f.random_positions(cfg, a['batch'], a['moves'], 0)); "
-            "print(json.dumps(f.positions_per_second(cfg, 'alphago48', s, a['repeats'])))")
+            "print(json.dumps(f.positions_per_second(cfg, 'alphago48', s, a['repeats'], "
+            "f.ladder_settings('device'))))")
     argv = json.dumps({"size": size, "data": args.data, "batch": batch, "human": human,
                        "moves": sizes["random_moves"], "repeats": repeats})
     env = _environment(args.smoke)

@@ -15,7 +15,7 @@ needs: a floor under the 48 planes' time.
 """
 
 import argparse
-import contextlib
+import dataclasses
 import functools
 import importlib
 import os
@@ -62,18 +62,12 @@ def without_ladders(cfg: go.GoConfig, states: go.GoState):
   return planes, jnp.sum(capture) + jnp.sum(escape)
 
 
-@contextlib.contextmanager
-def ladder_settings(reader: str | None = None, lanes: float | None = None):
-  """Within it, this backend's ladders are read where `reader` says ('device' or 'host') on
-  `lanes` lanes per position (None: as they are)."""
-  kind = FEATURES.backend_kind()
-  saved = FEATURES.LADDER_READER[kind], FEATURES.LADDER_LANES[kind]
-  FEATURES.LADDER_READER[kind] = reader or saved[0]
-  FEATURES.LADDER_LANES[kind] = saved[1] if lanes is None else lanes
-  try:
-    yield
-  finally:
-    FEATURES.LADDER_READER[kind], FEATURES.LADDER_LANES[kind] = saved
+def ladder_settings(reader: str | None = None, lanes: float | None = None) -> go.LadderSettings:
+  """This backend's ladder settings, read where `reader` says ('device' or 'host') on `lanes`
+  lanes per position (None: as they are)."""
+  default = go.ladder_settings()
+  return dataclasses.replace(default, reader=reader or default.reader,
+                             lanes=default.lanes if lanes is None else lanes)
 
 
 def median_seconds(fn, *args, repeats: int) -> float:
@@ -89,13 +83,13 @@ def median_seconds(fn, *args, repeats: int) -> float:
 
 
 def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
-                         repeats: int) -> float:
+                         repeats: int, ladder: go.LadderSettings | None = None) -> float:
   if encoding == "without ladders":
     fn = jax.jit(functools.partial(without_ladders, cfg))
   elif encoding == "legal moves":
     fn = jax.jit(jax.vmap(functools.partial(go.legal_actions, cfg)))
   else:
-    fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding))
+    fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding, ladder=ladder))
   return states.board.shape[0] / median_seconds(fn, states, repeats=repeats)  # the median: robust to a busy moment
 
 
@@ -142,12 +136,12 @@ def main():
     speeds[name] = positions_per_second(base, name, states, args.repeats)
     label = labels.get(name) or f"{name:10s} {go.num_planes(base, name):3d} planes"
     print(f"  {label} {speeds[name]:12,.0f} positions/s")
-  # The other place to read the ladders (LADDER_READER): on the host's CPU through a callback,
-  # the batch in one chunk per core, or inside the program.
-  place = FEATURES.LADDER_READER[FEATURES.backend_kind()]
+  # The other place to read the ladders (LadderSettings.reader): on the host's CPU through a
+  # callback, the batch in one chunk per core, or inside the program.
+  place = go.ladder_settings().reader
   other = {"host": "device", "device": "host"}[place]
-  with ladder_settings(reader=other):
-    elsewhere = positions_per_second(base, "alphago48", states, args.repeats)
+  elsewhere = positions_per_second(base, "alphago48", states, args.repeats,
+                                   ladder_settings(reader=other))
   print(f"  alphago48 with the ladders read on the {other} {elsewhere:12,.0f} positions/s "
         f"({elsewhere / speeds['alphago48']:.2f}x the default, on the {place})")
   print(f"  ratio alphago48 / agz17: {speeds['alphago48'] / speeds['agz17']:.4f} "

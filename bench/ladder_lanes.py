@@ -1,7 +1,7 @@
 """AlphaGo's planes against the number of ladder-reading lanes, at several batch sizes.
 
 The ladder reader (`agz_jax.go.ladders.read`) reads a batch's ladders on a
-fixed number of lanes; `features.LADDER_LANES` sets it as a fraction of the
+fixed number of lanes; `go.LadderSettings.lanes` sets it as a fraction of the
 batch. This times `go.features(..., "alphago48")` on the same human positions
 for several absolute lane counts and narrowing factors, every setting against
 the current default in the same run (rounds interleaved, median of the rounds),
@@ -12,8 +12,8 @@ and checks that every setting gives the same planes.
 """
 
 import argparse
+import dataclasses
 import functools
-import importlib
 import os
 import platform
 import statistics
@@ -28,25 +28,15 @@ from agz_jax import go
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import features_speed  # noqa: E402  pylint: disable=wrong-import-position
 
-# The module, not the function `go.features` of the same name.
-features_module = importlib.import_module("agz_jax.go.features")
-
-
 def planes_fn(cfg: go.GoConfig, batch: int, lanes: int | None, shrink: int | None):
-  """A jitted alphago48 of `batch` positions read on `lanes` lanes (None: the default)."""
-  backend = features_module.backend_kind()
-  saved = dict(features_module.LADDER_LANES), dict(features_module.LADDER_SHRINK)
+  """A jitted alphago48 of `batch` positions read on the device on `lanes` lanes (None: this
+  backend's settings)."""
+  ladder = go.ladder_settings()
   if lanes is not None:
-    features_module.LADDER_LANES[backend] = lanes / batch
-    features_module.LADDER_SHRINK[backend] = shrink
-  try:
-    fn = jax.jit(functools.partial(go.features, cfg, encoding="alphago48"))
-    states = features_speed.human_positions(cfg, ARGS.data, batch, ARGS.seed)
-    out = np.asarray(fn(states))  # traced (and compiled) under this setting
-  finally:
-    features_module.LADDER_LANES.update(saved[0])
-    features_module.LADDER_SHRINK.update(saved[1])
-  return fn, states, out
+    ladder = dataclasses.replace(ladder, reader="device", lanes=lanes / batch, shrink=shrink)
+  fn = jax.jit(functools.partial(go.features, cfg, encoding="alphago48", ladder=ladder))
+  states = features_speed.human_positions(cfg, ARGS.data, batch, ARGS.seed)
+  return fn, states, np.asarray(fn(states))
 
 
 def main():
@@ -66,9 +56,9 @@ def main():
         jax.block_until_ready(fn(states))
         times[s].append(time.perf_counter() - start)
     base = statistics.median(times[(None, None)])
-    default_lanes = features_module._ladder_lanes(batch)  # pylint: disable=protected-access
-    print(f"batch {batch}: default {default_lanes} lanes, narrowing "
-          f"{features_module.LADDER_SHRINK[features_module.backend_kind()]}: "
+    default = go.ladder_settings()
+    print(f"batch {batch}: default {default.lanes_for(batch)} lanes, narrowing "
+          f"{default.shrink}: "
           f"{batch / base:,.0f} positions/s")
     for s in settings[1:]:
       t = statistics.median(times[s])

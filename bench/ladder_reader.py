@@ -91,7 +91,7 @@ def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
         f"({f['longest_alone_s'] / f['tries_longest'] * 1e6:,.1f} us per move); no lane count "
         f"takes the batch below it: at most {batch / f['longest_alone_s']:,.0f} positions/s")
 
-  lanes = FEATURES._ladder_lanes(batch)  # pylint: disable=protected-access
+  lanes = go.ladder_settings().lanes_for(batch)
   f["loop_steps"] = f["tries"] / lanes + f["tries_longest"]
   print(f"  ladders.read at the default {lanes} lanes: about {f['loop_steps']:,.0f} loop steps "
         f"({f['tries'] / lanes:,.0f} for the moves, {f['tries_longest']} for the longest reading)")

@@ -5,6 +5,7 @@ t, t-1, ..., t-7, planes 8..15 the opponent's, plane 16 is all ones when black i
 Boards before the start of the game are empty, even when the game starts from setup stones.
 """
 
+import dataclasses
 import functools
 
 import jax
@@ -253,3 +254,20 @@ def test_rules_commute_with_symmetries():
     assert float(_jit("score")(CFG5, t)) == float(_jit("score")(CFG5, s))
     board_planes = go.transform_planes(s.board.astype(jnp.float32).reshape(5, 5, 1), k)
     np.testing.assert_array_equal(np.asarray(board_planes).ravel(), np.asarray(t.board, np.float32))
+
+
+def test_ladder_settings_are_frozen_chosen_per_backend_and_checked():
+  """How the ladders are read is a value passed to go.features, not a module setting that a
+  change after the first trace would silently miss."""
+  default = go.ladder_settings()
+  assert default == go.ladder_settings("cpu" if jax.default_backend() == "cpu" else "accelerator")
+  assert go.ladder_settings("cpu").reader == "device"       # a CPU reads inside the program
+  assert go.ladder_settings("accelerator").reader == "host"  # an accelerator on the host's CPU
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    default.lanes = 1.0
+  assert go.LadderSettings(lanes=0.125).lanes_for(64) == 8 and go.LadderSettings().lanes_for(1) == 1
+  for bad, message in (({"reader": "gpu"}, "reader must be 'device' or 'host'"),
+                       ({"lanes": 0.0}, "lanes must be positive"),
+                       ({"shrink": 0}, "shrink and host_chunk at least 1")):
+    with pytest.raises(ValueError, match=message):
+      go.LadderSettings(**bad)

@@ -626,9 +626,10 @@ def test_ladder_planes_do_not_depend_on_the_batch(size, text, to_play):
 @pytest.mark.slow
 @pytest.mark.parametrize("lanes, shrink", [(2.0, 1), (0.02, 1), (0.5, 2), (0.25, 8)],
                          ids=["many_lanes", "one_lane", "narrowing_by_2", "narrowing_by_8"])
-def test_ladder_planes_do_not_depend_on_the_lanes(monkeypatch, lanes, shrink):
+def test_ladder_planes_do_not_depend_on_the_lanes(lanes, shrink):
   """How many lanes read a batch's ladders, and how they narrow for the last long readings
-  (LADDER_LANES, LADDER_SHRINK), only changes the speed: the planes must be the default's.
+  (go.LadderSettings' lanes and shrink), only changes the speed: the planes must be the
+  default's.
 
   The batch mixes readings to the depth limit with many short ones, so that lanes fall idle,
   take new ladders and narrow while long readings go on.
@@ -643,11 +644,8 @@ def test_ladder_planes_do_not_depend_on_the_lanes(monkeypatch, lanes, shrink):
   states = initial_states(cfg, setups)
   expected = np.asarray(compiled(cfg)[2](states))
   assert expected[..., LADDER_CAPTURE].sum() >= 5 and expected[..., LADDER_ESCAPE].sum() >= 5
-  features = sys.modules["agz_jax.go.features"]
-  backend = "cpu" if jax.default_backend() == "cpu" else "accelerator"
-  monkeypatch.setitem(features.LADDER_LANES, backend, lanes)
-  monkeypatch.setitem(features.LADDER_SHRINK, backend, shrink)
-  got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
+  ladder = go.LadderSettings(reader="device", lanes=lanes, shrink=shrink)
+  got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", ladder))(states))
   np.testing.assert_array_equal(got, expected)
 
 
@@ -699,7 +697,7 @@ def test_the_reader_gives_every_ladder_the_outcome_it_has_read_alone():
 
 @pytest.mark.slow
 def test_ladder_planes_read_on_the_host_are_the_ones_read_on_the_device(monkeypatch):
-  """LADDER_READER 'host' (the accelerators' default: a callback that reads on the host's CPU,
+  """The reader 'host' (the accelerators' default: a callback that reads on the host's CPU,
   the batch split into chunks over its cores, the last one padded) gives the planes read inside
   the program, under jit and under vmap."""
   cfg = go.GoConfig(size=7)
@@ -707,16 +705,13 @@ def test_ladder_planes_read_on_the_host_are_the_ones_read_on_the_device(monkeypa
   _, black, white = go.parse_board(DEPTH_14)
   setups = [(black, white, WHITE)] + [ladder_setup(7, rng) for _ in range(20)]
   states = initial_states(cfg, setups)
-  features = sys.modules["agz_jax.go.features"]
-  backend = "cpu" if jax.default_backend() == "cpu" else "accelerator"
-  monkeypatch.setitem(features.LADDER_READER, backend, "device")
-  expected = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
+  on_device = dataclasses.replace(go.ladder_settings(), reader="device")
+  expected = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", on_device))(states))
   assert expected[..., LADDER_CAPTURE].sum() >= 3 and expected[..., LADDER_ESCAPE].sum() >= 3
-  monkeypatch.setitem(features.LADDER_READER, backend, "host")
+  on_host = go.LadderSettings(reader="host", host_chunk=4)
   monkeypatch.setattr(os, "cpu_count", lambda: 2)  # two chunks: 11 positions and 10 (+1 padding)
-  monkeypatch.setattr(features, "LADDER_HOST_CHUNK", 4)
   np.testing.assert_array_equal(
-      np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states)), expected)
+      np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", on_host))(states)), expected)
   three = jax.tree.map(lambda a: a.reshape((3, 7) + a.shape[1:]), states)
-  got = jax.jit(jax.vmap(lambda s: go.features(cfg, s, "alphago49")))(three)
+  got = jax.jit(jax.vmap(lambda s: go.features(cfg, s, "alphago49", on_host)))(three)
   np.testing.assert_array_equal(np.asarray(got).reshape(expected.shape), expected)

@@ -40,7 +40,7 @@ empty point whose on-board neighbours are all X stones, with fewer than two
 "defects": O stones on its diagonals, plus one if the point is on the edge.
 Ladders are read by `agz_jax.go.ladders` (the rules are in its docstring). A
 candidate is a move and an adjacent target chain; every candidate is read, the
-candidates of a whole batch on LADDER_LANES reading lanes per position.
+candidates of a whole batch together on `LadderSettings.lanes` reading lanes per position.
 
 Where the feature-design source article differs: its simplified table lists 16
 planes of black/white history instead of turns since, liberties of 1-4 per
@@ -50,8 +50,10 @@ liberties-after-move or sensibleness planes. We follow the AlphaGo paper.
 """
 
 import concurrent.futures
+import dataclasses
 import functools
 import os
+import types
 
 import jax
 import jax.numpy as jnp
@@ -62,25 +64,47 @@ from agz_jax.go.config import GoConfig
 from agz_jax.go.rules import legal_actions, neighbour_table, neighbour_values
 from agz_jax.go.state import BLACK, EMPTY, GoState
 
-# Ladder readings in progress at once, per position of a batch. The loop takes
-# about (moves tried) / lanes steps plus the longest reading. On a CPU its cost
-# is lanes times steps, so few lanes are cheapest (measured: bench/features_speed.py);
-# an accelerator runs the lanes side by side, so there more lanes cost little
-# (not yet measured).
-LADDER_LANES = {"cpu": 0.125, "accelerator": 2.0}
-# How the lanes narrow for the last long readings (see `ladders.read`): on a CPU a
-# step costs in proportion to its lanes; an accelerator runs them side by side.
-LADDER_SHRINK = {"cpu": 4, "accelerator": 1}
+@dataclasses.dataclass(frozen=True)
+class LadderSettings:
+  """How the ladder planes are read; only their speed depends on it, never the planes.
+
+  Attributes:
+    reader: where: "device", inside the program that asks for the planes, or "host", on the
+      host's CPU through a callback, the batch split into one chunk per core (of at least
+      `host_chunk` positions) and read with the CPU's settings. The reader is thousands of
+      short dependent loop turns, which a GPU runs far slower than a CPU: 215 positions/s on
+      an H200 against 3,300 on 2 CPU cores (BENCHMARKS.md); on the host the planes cost what
+      they cost a CPU, plus copying the boards there and two planes back.
+    lanes: readings in progress at once, per position of a batch. The loop takes about
+      (moves tried) / lanes steps plus the longest reading. On a CPU its cost is lanes times
+      steps, so few lanes are cheapest (bench/features_speed.py); an accelerator runs the
+      lanes side by side, so there more lanes cost little.
+    shrink: how the lanes narrow for the last long readings (see `ladders.read`): on a CPU a
+      step costs in proportion to its lanes; an accelerator runs them side by side.
+    host_chunk: the fewest positions of a chunk read on the host.
+  """
+
+  reader: str = "device"
+  lanes: float = 0.125
+  shrink: int = 4
+  host_chunk: int = 16
+
+  def __post_init__(self):
+    if self.reader not in ("device", "host"):
+      raise ValueError(f"ladder reader must be 'device' or 'host', got {self.reader!r}")
+    if not self.lanes > 0 or self.shrink < 1 or self.host_chunk < 1:
+      raise ValueError(f"ladder lanes must be positive, shrink and host_chunk at least 1: {self}")
+
+  def lanes_for(self, num_boards: int) -> int:
+    """The reading lanes of a batch of `num_boards` positions."""
+    return max(1, int(self.lanes * num_boards))
 
 
-# Where the ladders are read: "device", inside the program that asks for the planes, or
-# "host", on the host's CPU through a callback, the batch split into one chunk per core
-# (of at least LADDER_HOST_CHUNK positions). The reader is thousands of short dependent
-# loop turns, which a GPU runs far slower than a CPU: 215 positions/s on an H200 against
-# 2,800 on 2 CPU cores (BENCHMARKS.md); on the host the planes cost what they cost a CPU,
-# plus copying the boards there and two planes back.
-LADDER_READER = {"cpu": "device", "accelerator": "host"}
-LADDER_HOST_CHUNK = 16
+# Each backend's settings, chosen here and nowhere else (`ladder_settings`).
+LADDER_DEFAULTS = types.MappingProxyType({
+    "cpu": LadderSettings(reader="device", lanes=0.125, shrink=4),
+    "accelerator": LadderSettings(reader="host", lanes=2.0, shrink=1),
+})
 
 
 def backend_kind() -> str:
@@ -88,8 +112,9 @@ def backend_kind() -> str:
   return "cpu" if jax.default_backend() == "cpu" else "accelerator"
 
 
-def _ladder_lanes(num_boards: int, kind: str | None = None) -> int:
-  return max(1, int(LADDER_LANES[kind or backend_kind()] * num_boards))
+def ladder_settings(kind: str | None = None) -> LadderSettings:
+  """The ladder settings of a backend kind ('cpu' or 'accelerator'; default: this backend's)."""
+  return LADDER_DEFAULTS[kind or backend_kind()]
 
 _DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
@@ -118,7 +143,8 @@ def planes_shape(cfg: GoConfig, encoding: str) -> tuple[int, int, int]:
   return cfg.size, cfg.size, num_planes(cfg, encoding)
 
 
-def features(cfg: GoConfig, state: GoState, encoding: str = "agz17") -> jnp.ndarray:
+def features(cfg: GoConfig, state: GoState, encoding: str = "agz17",
+             ladder: LadderSettings | None = None) -> jnp.ndarray:
   """The input planes of `encoding`, from the point of view of the player to move.
 
   Args:
@@ -127,6 +153,8 @@ def features(cfg: GoConfig, state: GoState, encoding: str = "agz17") -> jnp.ndar
       batch rather than vmapping one game: ladders are read for the batch at
       once, which costs far less than reading for every game separately.
     encoding: one of ENCODINGS (module docstring).
+    ladder: how AlphaGo's encodings read the ladders (default: this backend's,
+      `ladder_settings()`); the planes are the same whatever it says.
 
   Returns:
     [..., N, N, F] float32, F = num_planes(cfg, encoding).
@@ -138,7 +166,8 @@ def features(cfg: GoConfig, state: GoState, encoding: str = "agz17") -> jnp.ndar
   if encoding == "agz17":
     planes = jax.vmap(functools.partial(_agz, cfg))(flat)
   else:
-    planes = _alphago(cfg, flat, colour_plane=encoding == "alphago49")
+    planes = _alphago(cfg, flat, colour_plane=encoding == "alphago49",
+                      ladder=ladder or ladder_settings())
   return planes.reshape(batch + planes.shape[1:])
 
 
@@ -234,31 +263,33 @@ def _ladder_candidates(cfg: GoConfig, board, chain, me, target, capture, escape)
   return count, capacity, ladder_at, which
 
 
-def _ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
-  """Ladder capture and escape planes of a batch of B positions, read where LADDER_READER
-  says for this backend (see `_read_ladder_planes`); the same planes either way."""
-  if LADDER_READER[backend_kind()] == "device":
-    return _read_ladder_planes(cfg, board, chain, me, target, capture, escape)
+def _ladder_planes(cfg: GoConfig, ladder: LadderSettings, board, chain, me, target, capture,
+                   escape):
+  """Ladder capture and escape planes of a batch of B positions, read where `ladder.reader`
+  says (see `_read_ladder_planes`); the same planes either way."""
+  if ladder.reader == "device":
+    return _read_ladder_planes(cfg, board, chain, me, target, capture, escape, ladder)
   shape = jax.ShapeDtypeStruct(board.shape, jnp.bool_)
-  return jax.pure_callback(functools.partial(_host_ladder_planes, cfg), (shape, shape),
-                           board, chain, me, target, capture, escape,
+  return jax.pure_callback(functools.partial(_host_ladder_planes, cfg, ladder.host_chunk),
+                           (shape, shape), board, chain, me, target, capture, escape,
                            vmap_method="broadcast_all")
 
 
 @functools.lru_cache(maxsize=None)
 def _host_reader(cfg: GoConfig):
-  """The ladder planes of a chunk of positions, compiled for the host's CPU."""
-  return jax.jit(functools.partial(_read_ladder_planes, cfg, kind="cpu"))
+  """The ladder planes of a chunk of positions, compiled for the host's CPU (its settings)."""
+  return jax.jit(functools.partial(_read_ladder_planes, cfg, ladder=ladder_settings("cpu")))
 
 
-def _host_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape):
+def _host_ladder_planes(cfg: GoConfig, host_chunk: int, board, chain, me, target, capture,
+                        escape):
   """`_read_ladder_planes` on the host's CPU, for arrays with any leading dimensions (vmap),
   in chunks read side by side on the host's cores."""
   lead, p = board.shape[:-1], board.shape[-1]
   flat = [np.asarray(a).reshape((-1,) + a.shape[len(lead):])
           for a in (board, chain, me, target, capture, escape)]
   num_boards = flat[0].shape[0]
-  step = max(LADDER_HOST_CHUNK, -(-num_boards // (os.cpu_count() or 1)))
+  step = max(host_chunk, -(-num_boards // (os.cpu_count() or 1)))
   cpu = jax.local_devices(backend="cpu")[0]
   read = _host_reader(cfg)
   # Whole chunks only (a last short chunk padded with copies of the first position), so that
@@ -278,10 +309,10 @@ def _host_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape
 
 
 def _read_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape,
-                        kind: str | None = None):
+                        ladder: LadderSettings):
   """Ladder capture and escape planes of a batch of B positions, read where the program runs.
 
-  The candidates of the whole batch are read together on LADDER_LANES lanes per
+  The candidates of the whole batch are read together on `ladder.lanes` lanes per
   position (see `ladders.read`), so the planes of a position never depend on
   the rest of the batch.
 
@@ -291,17 +322,16 @@ def _read_ladder_planes(cfg: GoConfig, board, chain, me, target, capture, escape
     target: [B, P, 4] int32, the chain next to each move in each direction.
     capture: [B, P, 4] bool, the move ataris that O chain of two liberties.
     escape: [B, P, 4] bool, the move extends that X chain in atari.
-    kind: the LADDER_LANES and LADDER_SHRINK settings to read with (default: this backend's).
+    ladder: the lanes and their narrowing to read with.
 
   Returns:
     ([B, P] bool ladder capture, [B, P] bool ladder escape).
   """
   num_boards, p = board.shape
-  kind = kind or backend_kind()
   count, capacity, ladder_at, which = _ladder_candidates(cfg, board, chain, me, target, capture,
                                                          escape)
-  outcome = ladders.read(cfg, count, capacity, ladder_at, _ladder_lanes(num_boards, kind),
-                         shrink=LADDER_SHRINK[kind])
+  outcome = ladders.read(cfg, count, capacity, ladder_at, ladder.lanes_for(num_boards),
+                         shrink=ladder.shrink)
   # (outcome is UNDECIDED past `count`: no hit there)
   is_capture, b, move, _ = jax.vmap(which)(jnp.arange(capacity))
   where = b * (p + 1) + move
@@ -336,11 +366,13 @@ def sensible_moves(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.n
   return jnp.append(legal & ~own_eye, False)
 
 
-def _alphago(cfg: GoConfig, states: GoState, colour_plane: bool) -> jnp.ndarray:
+def _alphago(cfg: GoConfig, states: GoState, colour_plane: bool,
+             ladder: LadderSettings) -> jnp.ndarray:
   """AlphaGo's 48 (or 49) planes of a batch of B games; see the module docstring."""
   planes, board, chain, me, target, capture, escape = jax.vmap(
       functools.partial(_alphago_without_ladders, cfg, colour_plane=colour_plane))(states)
-  ladder_capture, ladder_escape = _ladder_planes(cfg, board, chain, me, target, capture, escape)
+  ladder_capture, ladder_escape = _ladder_planes(cfg, ladder, board, chain, me, target, capture,
+                                                 escape)
   n = cfg.size
   ladder = jnp.stack([ladder_capture, ladder_escape], axis=-1).reshape(-1, n, n, 2)
   return planes.at[..., 44:46].set(ladder.astype(jnp.float32))
