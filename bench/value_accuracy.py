@@ -34,7 +34,7 @@ import numpy as np
 
 from agz_jax import alphago, checkpoint, data, go, nets
 from agz_jax.data import positions
-from agz_jax.training import rollout_policy, sl_dual
+from agz_jax.training import rollout_policy
 
 
 def named(specs: list[str]) -> dict[str, str]:
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     _, val_idx = data.split_by_date(archive, args.val_from)
     val_idx = val_idx[archive.winner[val_idx] != 0]
     if args.even:
-      val_idx = val_idx[sl_dual.value_games(archive, (5.5, 7.5))[val_idx]]
+      val_idx = val_idx[data.value_games(archive, (5.5, 7.5))[val_idx]]
     if not len(val_idx):
       raise ValueError(f"no held-out game with a known result dated {args.val_from} or later "
                        f"in {args.data}")

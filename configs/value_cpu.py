@@ -10,6 +10,10 @@ The paper's over-fitting comparison trains the same network on every position
 of the human games instead (their winner as the target):
   python -m agz_jax.launch --config configs/value_cpu.py --workdir workdir/value_human \\
       --config.value.source=human
+or on a few positions per even human game, their planes computed once:
+  python -m agz_jax.data.human_value --data data/human --out data/value_human1
+  python -m agz_jax.launch --config configs/value_cpu.py --workdir workdir/value_human1 \\
+      --config.value.source=human_cache --config.value.data_dir=data/value_human1
 """
 
 import ml_collections
@@ -28,7 +32,7 @@ def get_config() -> ml_collections.ConfigDict:
                                        "filters": 48, "hidden": 256, "dtype": "float32"})
 
   c.value = ml_collections.ConfigDict()
-  c.value.source = "selfplay"  # or "human": every position of the imported human games
+  c.value.source = "selfplay"  # "human_cache" (data.human_value), "human" (every human position)
   c.value.data_dir = "data/value_selfplay"  # python -m agz_jax.data.value_data --out
   c.value.test_fraction = 0.05  # of the self-play games, held out
 

@@ -84,6 +84,7 @@ SLOW_MODULES = (
     "test_rl_policy.py", "test_resume.py", "test_rollout.py", "test_tournament.py",
     "test_selfplay_rules.py", "test_rollout_policy.py", "test_patterns.py", "test_gtp.py",
     "test_training_behaviour.py", "test_public_api.py", "test_search_anytime.py",
+    "test_human_value.py",
 )
 
 

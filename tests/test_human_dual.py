@@ -47,7 +47,7 @@ def test_value_targets_only_from_even_games_with_a_winner_and_normal_komi():
                 winner=1)
   games = [g, g._replace(winner=0), g._replace(handicap=2), g._replace(komi=0.5),
            g._replace(setup_black=np.array([40], np.int16)), g._replace(komi=6.5, winner=-1)]
-  assert sl_dual.value_games(data.from_games(9, games), (5.5, 7.5)).tolist() == [
+  assert data.value_games(data.from_games(9, games), (5.5, 7.5)).tolist() == [
       True, False, False, False, False, True]
 
 

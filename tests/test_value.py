@@ -197,7 +197,7 @@ def test_training_on_human_games(tmp_path):
 def test_bad_settings_are_named(tmp_path):
   with pytest.raises(ValueError, match="model.kind must be 'value'"):
     training.make_task(_value_config(**{"model.kind": "policy"}))
-  with pytest.raises(ValueError, match="value.source must be 'selfplay' or 'human'"):
+  with pytest.raises(ValueError, match="value.source must be 'selfplay', 'human_cache' or 'human'"):
     training.make_task(_value_config(**{"value.source": "kgs"}))
   task = training.make_task(_value_config(**{"value.data_dir": str(tmp_path / "none")}))
   with pytest.raises(FileNotFoundError, match="no value data in .* python -m agz_jax.data.value_data"):

@@ -10,7 +10,7 @@ importer module without it having been imported already.
 """
 
 from agz_jax.data.games import (GAMES_FILE, Game, GameArchive, from_games, game, load,
-                                padded_moves, save, split_by_date)
+                                padded_moves, save, split_by_date, value_games)
 
 
 def import_games(sources, size: int = 19, min_moves: int = 20, chunk_size: int = 512,
@@ -26,5 +26,5 @@ def import_games(sources, size: int = 19, min_moves: int = 20, chunk_size: int =
 
 __all__ = [
     "GAMES_FILE", "Game", "GameArchive", "from_games", "game", "import_games", "load",
-    "padded_moves", "save", "split_by_date",
+    "padded_moves", "save", "split_by_date", "value_games",
 ]

@@ -254,6 +254,16 @@ def split_by_date(archive: GameArchive, val_from: str) -> tuple[np.ndarray, np.n
   return np.flatnonzero(~val).astype(np.int64), np.flatnonzero(val).astype(np.int64)
 
 
+def value_games(archive: GameArchive, komi_range) -> np.ndarray:
+  """bool [G]: the games whose result can train a value: even (no handicap, no setup stones), a
+  komi in komi_range (LOW, HIGH), a winner."""
+  low, high = komi_range
+  no_setup = ((np.diff(archive.setup_black_offsets) == 0)
+              & (np.diff(archive.setup_white_offsets) == 0))
+  return ((archive.handicap == 0) & no_setup & (archive.komi >= low) & (archive.komi <= high)
+          & (archive.winner != 0))
+
+
 def padded_moves(archive: GameArchive, idx, length: int) -> np.ndarray:
   """The moves of games `idx` as one int16 [len(idx), length] array.
 

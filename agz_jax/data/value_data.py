@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 
 import jax
 import jax.numpy as jnp
@@ -147,7 +148,8 @@ def load_policy(path: str):
   return config, nets.make(config.model), jax.tree.map(jnp.asarray, variables["params"])
 
 
-def _batch_files(path: str) -> list[str]:
+def batch_files(path: str) -> list[str]:
+  """The folder's batch files, in order."""
   return sorted(glob.glob(os.path.join(path, "games_*.npz")))
 
 
@@ -174,21 +176,37 @@ def read(path: str) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray]:
 
   Raises:
     FileNotFoundError: no value data there, saying how to make it.
+    ValueError: a batch file that does not read or holds planes of another shape.
   """
-  files = _batch_files(path)
+  files = batch_files(path)
   if not files or not os.path.isfile(os.path.join(path, "info.json")):
     raise FileNotFoundError(f"no value data in {path!r}: generate it with python -m "
                             "agz_jax.data.value_data --sl SL --rl RL --games N --out DIR")
   with open(os.path.join(path, "info.json"), encoding="utf-8") as f:
     info = json.load(f)
-  batches = [np.load(name) for name in files]
+  cfg = go.GoConfig(size=info["size"])
+  width = -(-cfg.num_points * go.num_planes(cfg, info["encoding"]) // 8)
+  batches = []
+  for name in files:
+    try:
+      with np.load(name) as batch:
+        batches.append({k: batch[k] for k in ("planes", "z", "move")})
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+      raise ValueError(f"{name} is damaged ({type(e).__name__}): delete it and run the command "
+                       "that wrote the folder again, which writes it anew") from None
+    shapes = {k: v.shape for k, v in batches[-1].items()}
+    n = shapes["z"][0]
+    if shapes["planes"] != (n, width) or shapes["move"] != (n,):
+      raise ValueError(f"{name} holds planes of shape {shapes['planes']}, not ({n}, {width}) "
+                       f"({info['encoding']} on {info['size']}x{info['size']}): it belongs to "
+                       "another folder; delete it and run the command again")
   planes, z, move = (np.concatenate([b[k] for b in batches]) for k in ("planes", "z", "move"))
   return {**info, "positions": int(len(z)), "batches": len(files)}, planes, z, move
 
 
-def _start_or_resume(out: str, settings: dict) -> int:
-  """The number of batches already in `out` (0 for a new folder), after checking that they were
-  made with the same settings."""
+def start_or_resume(out: str, settings: dict, keys=_SETTINGS) -> int:
+  """The number of batches already in `out` (0 for a new folder, whose info.json `settings`
+  become), after checking that they were made with the same `keys` of the settings."""
   info_path = os.path.join(out, "info.json")
   if not os.path.isfile(info_path):
     if os.path.isdir(out) and os.listdir(out):
@@ -199,12 +217,12 @@ def _start_or_resume(out: str, settings: dict) -> int:
     return 0
   with open(info_path, encoding="utf-8") as f:
     info = json.load(f)
-  differ = [k for k in _SETTINGS if info.get(k) != settings[k]]
+  differ = [k for k in keys if info.get(k) != settings[k]]
   if differ:
     k = differ[0]
     raise ValueError(f"{out} holds value data made with {k}={info.get(k)!r}, not {settings[k]!r}: "
-                     "run with its settings to add games, or give a new --out")
-  return len(_batch_files(out))
+                     "run with its settings to go on, or give a new --out")
+  return len(batch_files(out))
 
 
 def main(argv=None) -> int:
@@ -255,7 +273,7 @@ def main(argv=None) -> int:
     settings = {"encoding": args.encoding, "size": size, "komi": komi, "u_max": u_max,
                 "max_moves": cfg.max_moves, "sl": args.sl, "rl": args.rl, "seed": args.seed,
                 "batch": args.batch}
-    done_batches = _start_or_resume(args.out, settings)
+    done_batches = start_or_resume(args.out, settings)
   except (ValueError, FileNotFoundError) as e:
     print(f"value_data: {e}", file=sys.stderr)
     return 2

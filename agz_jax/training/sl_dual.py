@@ -37,14 +37,6 @@ MOVE_BUCKET = 50  # value MSE is reported per this many moves
 MOVE_BUCKETS = 7  # 0-49, ..., 250-299, 300+
 
 
-def value_games(archive: data.GameArchive, komi_range) -> np.ndarray:
-  """bool [G]: the games whose result trains the value: even, a komi in komi_range, a winner."""
-  low, high = komi_range
-  no_setup = (np.diff(archive.setup_black_offsets) == 0) & (np.diff(archive.setup_white_offsets) == 0)
-  return ((archive.handicap == 0) & no_setup & (archive.komi >= low) & (archive.komi <= high)
-          & (archive.winner != 0))
-
-
 def value_loss(value, target):
   """Mean squared error over the positions with a target (target 0: none), and their count."""
   has = (target != 0).astype(jnp.float32)
@@ -136,7 +128,7 @@ class SLDualTask(SupervisedTask):
     train_idx, val_idx = data.split_by_date(archive, c.data.val_from)
     if c.data.max_games:
       train_idx = train_idx[:c.data.max_games]
-    with_value = value_games(archive, c.data.value_komi)
+    with_value = data.value_games(archive, c.data.value_komi)
     policy_val = val_idx[np.char.startswith(archive.source[val_idx], c.eval.policy_source)]
     value_val = val_idx[with_value[val_idx]]
     for name, idx in (("policy validation", policy_val), ("value validation", value_val)):

@@ -1,13 +1,16 @@
 """AlphaGo's value network v_theta by regression on game results (task "value").
 
-Two sources of positions (`value.source`):
+Three sources of positions (`value.source`):
 
-  "selfplay"  one position per self-play game (`python -m agz_jax.data.value_data`,
-              folder `value.data_dir`); the last `value.test_fraction` of its games
-              are held out
-  "human"     every position of the imported human games (`data.dir`, as the SL
-              policy; games from `data.val_from` on are held out), the target being
-              the game's winner: the paper's over-fitting comparison
+  "selfplay"     one position per self-play game (`python -m agz_jax.data.value_data`,
+                 folder `value.data_dir`); the last `value.test_fraction` of its games
+                 are held out
+  "human_cache"  a few positions per even human game, their planes computed once
+                 (`python -m agz_jax.data.human_value`, folder `value.data_dir`); the
+                 held-out games' positions, which the folder names, are held out
+  "human"        every position of the imported human games (`data.dir`, as the SL
+                 policy; games from `data.val_from` on are held out), the target being
+                 the game's winner: the paper's over-fitting comparison
 
 Each step samples a minibatch on device (a random board symmetry per position)
 and takes an optimizer step on the mean squared error between v_theta(s) and
@@ -73,6 +76,10 @@ def human_gradients(cfg, model, config, shards: int, params, key, table, *, shar
   return mse_gradients(config, model, params, batch.planes, batch.value_target, weight)
 
 
+# The sources read from a folder of value data (packed planes, z).
+FOLDER_SOURCES = ("selfplay", "human_cache")
+
+
 def mse(model, params, planes, z, weight) -> jax.Array:
   v = model.apply({"params": params}, planes)
   return jnp.sum(weight * (v - z) ** 2) / jnp.maximum(jnp.sum(weight), 1.0)
@@ -86,12 +93,13 @@ class ValueTask(SupervisedTask):
     if config.model.kind != "value":
       raise ValueError(f"task value trains a value network: model.kind must be 'value', got "
                        f"{config.model.kind!r}")
-    if config.value.source not in ("selfplay", "human"):
-      raise ValueError(f"value.source must be 'selfplay' or 'human', got {config.value.source!r}")
+    if config.value.source not in FOLDER_SOURCES + ("human",):
+      raise ValueError(f"value.source must be 'selfplay', 'human_cache' or 'human', got "
+                       f"{config.value.source!r}")
     self._build(config)
     go.check_encoding(self.cfg, config.model.encoding)
     shards = self.mesh.devices.size
-    if config.value.source == "selfplay":
+    if config.value.source in FOLDER_SOURCES:
       self.items_per_unit = config.train.batch_size
       parallel.check_divisible(self.mesh, **{"train.batch_size": config.train.batch_size})
       grads = functools.partial(selfplay_gradients, self.cfg, self.model, config, shards)
@@ -108,13 +116,18 @@ class ValueTask(SupervisedTask):
     c = self.config
     rep = parallel.replicated(self.mesh)
     n = c.eval.num_positions
-    if c.value.source == "selfplay":
+    if c.value.source in FOLDER_SOURCES:
       info, packed, z, _ = value_data.read(c.value.data_dir)
       if (info["encoding"], info["size"]) != (c.model.encoding, self.cfg.size):
         raise ValueError(f"{c.value.data_dir} holds {info['encoding']} planes of "
                          f"{info['size']}x{info['size']} positions; the config reads "
                          f"{c.model.encoding} on {self.cfg.size}x{self.cfg.size}")
-      test = max(1, int(round(len(z) * c.value.test_fraction)))
+      planned = info.get("planned_positions", len(z))
+      if len(z) != planned:
+        raise ValueError(f"{c.value.data_dir} holds {len(z):,} of its {planned:,} positions: "
+                         "run the command that writes it again, which goes on where it stopped")
+      # A human cache names its held-out positions (the last); self-play data holds out a share.
+      test = info.get("test_positions") or max(1, int(round(len(z) * c.value.test_fraction)))
       if len(z) - test < c.train.batch_size:
         raise ValueError(f"{len(z)} positions in {c.value.data_dir}: too few for a minibatch "
                          f"of {c.train.batch_size} after holding out {test}")
@@ -124,8 +137,9 @@ class ValueTask(SupervisedTask):
       self.eval_sets = {
           "train": (unpacked(train_packed[:n]), train_z[:n], np.ones(min(n, len(train_z)))),
           "test": (unpacked(packed[-test:][:n]), z[-test:][:n], np.ones(min(n, test)))}
+      per_game = info.get("positions_per_game", 1)
       log(f"{len(z) - test:,} training positions, {test:,} held out, from {c.value.data_dir} "
-          f"(one per game, {info['batches']} batches)")
+          f"({per_game} per game, {info['batches']} batches)")
     else:
       train_table, val_table, info = load_tables(self.cfg, c)
       self.inputs = (jax.device_put(train_table, rep),)
