@@ -122,7 +122,7 @@ def main(argv=None) -> int:
   batches = -(-len(game) // args.batch)
   if done:
     print(f"{args.out}: {done} of {batches} batches already computed, going on", flush=True)
-  started = time.monotonic()
+  started, timed = None, 0  # the rate from the end of the first batch, which compiles
   for index in range(done, batches):
     part = slice(index * args.batch, (index + 1) * args.batch)
     row, number = rows[part], move[part]
@@ -131,10 +131,16 @@ def main(argv=None) -> int:
                                        jnp.asarray(np.pad(number, (0, short)), jnp.int32)))
     keep = len(row)
     value_data.write_batch(args.out, index, planes[:keep], z[:keep], number)
-    rate = (index + 1 - done) * args.batch / (time.monotonic() - started)
-    print(f"batch {index + 1}/{batches}: {min((index + 1) * args.batch, len(game)):,} of "
-          f"{len(game):,} positions, {rate:,.0f} positions/s, "
-          f"ETA {format_eta((batches - index - 1) * args.batch / rate)}", flush=True)
+    line = (f"batch {index + 1}/{batches}: {min((index + 1) * args.batch, len(game)):,} of "
+            f"{len(game):,} positions")
+    if started is None:
+      started, line = time.monotonic(), line + " (compiled)"
+    else:
+      timed += args.batch
+      rate = timed / (time.monotonic() - started)
+      line += (f", {rate:,.0f} positions/s, "
+               f"ETA {format_eta((batches - index - 1) * args.batch / rate)}")
+    print(line, flush=True)
   info, _, z, _ = value_data.read(args.out)
   print(f"{info['positions']:,} positions in {args.out} ({held_out:,} held out, last; "
         f"mean z {z.mean():+.3f})")
