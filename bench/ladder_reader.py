@@ -46,11 +46,11 @@ def starts(cfg: go.GoConfig, states: go.GoState):
 def measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
   """Prints and returns the figures of the module docstring for one batch of positions, the
   ladders read inside the program (what `ladders.read_alone` times too) on any backend."""
-  with features_speed.ladder_settings(reader="device"):
-    return _measure(cfg, states, repeats)
+  return _measure(cfg, states, repeats, features_speed.ladder_settings(reader="device"))
 
 
-def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
+def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int,
+             ladder: go.LadderSettings) -> dict:
   batch = states.board.shape[0]
   # The ladders, each read alone to its end (only the undecided ones need a lane).
   count, start = jax.jit(functools.partial(starts, cfg))(states)
@@ -71,7 +71,8 @@ def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
         f"{f['tries_longest']}")
 
   # The reading's cost: the 48 planes against the same planes without it.
-  with_ladders = jax.jit(functools.partial(go.features, cfg, encoding="alphago48"))
+  with_ladders = jax.jit(functools.partial(go.features, cfg, encoding="alphago48",
+                                           ladder=ladder))
   without = jax.jit(functools.partial(features_speed.without_ladders, cfg))
   f["planes_s"] = features_speed.median_seconds(with_ladders, states, repeats=repeats)
   f["without_reading_s"] = features_speed.median_seconds(without, states, repeats=repeats)
@@ -91,7 +92,7 @@ def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
         f"({f['longest_alone_s'] / f['tries_longest'] * 1e6:,.1f} us per move); no lane count "
         f"takes the batch below it: at most {batch / f['longest_alone_s']:,.0f} positions/s")
 
-  lanes = go.ladder_settings().lanes_for(batch)
+  lanes = ladder.lanes_for(batch)
   f["loop_steps"] = f["tries"] / lanes + f["tries_longest"]
   print(f"  ladders.read at the default {lanes} lanes: about {f['loop_steps']:,.0f} loop steps "
         f"({f['tries'] / lanes:,.0f} for the moves, {f['tries_longest']} for the longest reading)")
