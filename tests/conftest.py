@@ -54,7 +54,7 @@ def pytest_configure(config):
       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
       # XLA's cheapest compile (no LLVM optimisation, no expensive passes), as JAX's own test
       # suite runs: the suite's programs are tiny and run briefly, so compiling them costs more
-      # than running them. One module (test_katago.py) compiles with XLA's usual optimisation:
+      # than running them. One test of test_katago.py compiles with XLA's usual optimisation:
       # at LLVM level 0 its network's gradients turn to NaN (see there).
       "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
   })

@@ -22,9 +22,9 @@ import toy_game
 from configs import default  # noqa: E402  pylint: disable=wrong-import-position
 
 
-@pytest.fixture(autouse=True, scope="module")
+@pytest.fixture
 def _optimised_xla():
-  """This module compiles with XLA's usual optimisation, not the suite's cheapest compile
+  """The test compiles with XLA's usual optimisation, not the suite's cheapest compile
   (tests/conftest.py): at LLVM optimisation level 0 XLA's CPU backend gives NaN gradients to
   the network with every switch on (global pooling included) after its first update, where the
   optimised build, the one users run, trains it."""
@@ -454,6 +454,7 @@ def _config(**overrides):
   return config
 
 
+@pytest.mark.usefixtures("_optimised_xla")
 def test_every_switch_on_trains_inside_the_one_iteration_and_reports_its_losses():
   from agz_jax.metrics import progress_line  # pylint: disable=import-outside-toplevel
   task = agz.AlphaZeroTask(_config())
