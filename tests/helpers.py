@@ -1,5 +1,6 @@
 """Shared test helpers: a tiny checkpoint without training, a fake network."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -56,6 +57,13 @@ def make_checkpoint(workdir, size=9, seed=0, config=None, **model):
   saver.save(1, Network(variables["params"], variables.get("batch_stats", {})), config)
   saver.close()
   return str(workdir)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 2))
+def planes(cfg, states, encoding="agz17"):
+  """go.features, compiled: called eagerly the 48 planes' ladder reading dispatches op by op,
+  which costs several times one compile."""
+  return go.features(cfg, states, encoding)
 
 
 def fake_apply(variables, planes):

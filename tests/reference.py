@@ -112,16 +112,32 @@ class ReferenceGo:
         self.passes = 0
         self.forfeit = 0
         self.seen = {tuple(self.board)}
+        # The stone counts of the boards seen: a move whose board has a count never seen cannot
+        # repeat a board, and its board need not be built to be looked up.
+        self.seen_counts = {self._stones(self.board)}
         self.moves = []
         self.boards = [tuple(self.board)]  # board after each move played (passes too), initial first
         self._analysis = None  # cache of analyse(), cleared whenever the state changes
 
     # ------------------------------------------------------------------ move legality
 
+    @staticmethod
+    def _stones(board):
+        return len(board) - board.count(EMPTY)
+
+    def _after(self, p, captured):
+        """The board (a tuple) after the player to move plays at p, capturing `captured`."""
+        new_board = list(self.board)
+        new_board[p] = self.to_play
+        for g in captured:
+            for s in g.stones:
+                new_board[s] = EMPTY
+        return tuple(new_board)
+
     def analyse(self):
-        """For every point p, return (reason, new_board): reason is None when placing a stone of
-        the player to move at p is legal (new_board is then the resulting position as a tuple),
-        otherwise one of 'occupied', 'suicide', 'superko', 'game over' (new_board is None)."""
+        """For every point p, return (reason, captured): reason is None when placing a stone of
+        the player to move at p is legal (captured is then the opponent groups it takes),
+        otherwise one of 'occupied', 'suicide', 'superko', 'game over' (captured is None)."""
         if self._analysis is not None:
             return self._analysis
         if self.terminated:
@@ -129,6 +145,8 @@ class ReferenceGo:
             return self._analysis
         me, opponent = self.to_play, -self.to_play
         _, group_of = find_groups(self.board, self.neighbours)
+        stones = self._stones(self.board)
+        ko_count = self._stones(self.boards[-2]) if len(self.boards) > 1 else None
         result = []
         for p in range(self.num_points):
             if self.board[p] != EMPTY:
@@ -152,17 +170,13 @@ class ReferenceGo:
             if not has_liberty:
                 result.append((SUICIDE, None))
                 continue
-            new_board = list(self.board)
-            new_board[p] = me
-            for g in captured:
-                for s in g.stones:
-                    new_board[s] = EMPTY
-            new_board = tuple(new_board)
-            if (new_board == self.boards[-2] if self.simple_ko and len(self.boards) > 1
-                    else (not self.simple_ko and new_board in self.seen)):
-                result.append((SUPERKO, None))
+            # A board can only equal one with as many stones: the others are never built.
+            count = stones + 1 - sum(len(g.stones) for g in captured)
+            if self.simple_ko:
+                repeats = count == ko_count and self._after(p, captured) == self.boards[-2]
             else:
-                result.append((None, new_board))
+                repeats = count in self.seen_counts and self._after(p, captured) in self.seen
+            result.append((SUPERKO, None) if repeats else (None, captured))
         self._analysis = result
         return result
 
@@ -189,9 +203,10 @@ class ReferenceGo:
         if action == self.pass_action:
             self.passes += 1
         else:
-            new_board = self.analyse()[action][1]
+            new_board = self._after(action, self.analyse()[action][1])
             self.board = list(new_board)
             self.seen.add(new_board)
+            self.seen_counts.add(self._stones(new_board))
             self.passes = 0
         self.moves.append(action)
         self.boards.append(tuple(self.board))

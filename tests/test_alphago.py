@@ -109,7 +109,7 @@ def test_the_sl_prior_is_the_policy_network_at_temperature_beta():
   cfg = go.GoConfig(size=9, komi=7.5)
   net = nets.PolicyNet(layers=2, filters=8)
   state = go.play(cfg, [40, 41])
-  planes = go.features(cfg, jax.tree.map(lambda x: x[None], state), "alphago48")
+  planes = helpers.planes(cfg, jax.tree.map(lambda x: x[None], state), "alphago48")
   variables = net.init(jax.random.PRNGKey(3), planes)
   model, rollout_vars = _fast_policy(patterns.make_tables(EMPTY_TABLES))
   evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="sl", beta=0.5, rollouts_per_leaf=2),
@@ -131,7 +131,7 @@ def test_lambda_mixes_the_value_network_with_the_rollouts():
   value_net = nets.ValueNet(layers=2, filters=4, hidden=8)
   states = jax.tree.map(lambda *x: jnp.stack(x), *[
       go.init(cfg, black=black, white=white, to_play=c) for c in (go.BLACK, go.WHITE)])
-  planes = go.features(cfg, states, "alphago49")
+  planes = helpers.planes(cfg, states, "alphago49")
   value_vars = value_net.init(jax.random.PRNGKey(1), planes)
   v = np.asarray(value_net.apply(value_vars, planes))
   z = np.asarray([-1.0, 1.0])   # the rollouts' outcome here (white owns more of the board)
@@ -162,7 +162,7 @@ def test_the_prior_and_the_value_network_read_the_same_planes():
       go.init(cfg, black=black, white=white, to_play=c) for c in (go.BLACK, go.WHITE)])
   policy_net = nets.PolicyNet(layers=2, filters=4)
   value_net = nets.ValueNet(layers=2, filters=4, hidden=8)
-  planes48, planes49 = (go.features(cfg, states, e) for e in ("alphago48", "alphago49"))
+  planes48, planes49 = (helpers.planes(cfg, states, e) for e in ("alphago48", "alphago49"))
   variables = {"prior": policy_net.init(jax.random.PRNGKey(2), planes48),
                "value": value_net.init(jax.random.PRNGKey(1), planes49)}
   evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="sl", mixing=0.0, beta=0.5),
@@ -263,7 +263,7 @@ def test_bundle_player_searches_and_answers_lz_analyze(bundle):
 @pytest.mark.slow
 def test_one_compiled_search_serves_every_count_time_and_move(bundle):
   player = players.load_player(bundle, simulations=4)
-  cfg = go.GoConfig(size=9, komi=7.5)
+  cfg = gtp.Engine(player).cfg  # the engine's game, as the other tests': one compile serves all
   player.prepare(cfg)
   compiled = (timed_search._start._cache_size(), timed_search._grow._cache_size())
   state = go.init(cfg)
@@ -283,11 +283,12 @@ def test_one_compiled_search_serves_every_count_time_and_move(bundle):
 
 @pytest.mark.slow
 def test_a_full_tree_ends_the_search(bundle):
-  settings = dict(players.read_bundle(bundle), tree_nodes=6)
-  player = players.AlphaGoPlayer(settings, simulations=50)
-  cfg = go.GoConfig(size=9, komi=7.5)
+  settings = players.read_bundle(bundle)  # as the other tests': their compiled search serves
+  assert settings["tree_nodes"] == 128
+  player = players.AlphaGoPlayer(settings, simulations=500)
+  cfg = gtp.Engine(player).cfg
   out = player.analyse(cfg, go.init(cfg))
-  assert sum(c["visits"] for c in out["candidates"]) == 5  # 6 nodes: the root and 5 more
+  assert sum(c["visits"] for c in out["candidates"]) == 127  # 128 nodes: the root and 127 more
   assert player.analyse(cfg, go.init(cfg), seconds=0.01)["candidates"] == out["candidates"]
 
 
@@ -373,7 +374,7 @@ def test_the_shipped_bundle_holds_policies_that_know_some_go():
   sl_config, sl_vars = checkpoint.load_network(settings["prior"])
   assert sl_config.task == "sl_policy"
   logits = nets.make(sl_config.model).apply(
-      {"params": sl_vars["params"]}, go.features(cfg, go.init(cfg), sl_config.model.encoding)[None])
+      {"params": sl_vars["params"]}, helpers.planes(cfg, go.init(cfg), sl_config.model.encoding)[None])
   for point in np.argsort(-np.asarray(logits[0, :cfg.num_points]))[:4]:
     row, col = divmod(int(point), 19)
     assert min(row, col, 18 - row, 18 - col) + 1 in (3, 4), go.action_to_gtp(cfg, int(point))
@@ -383,9 +384,10 @@ def test_the_shipped_bundle_holds_policies_that_know_some_go():
   tables = patterns.make_tables(fast_vars["patterns"])
   # White's last move K10 has one liberty, L10: black (to move) should take it.
   state = go.play(cfg, [go.gtp_to_action(cfg, v) for v in ("J10", "Q16", "K11", "D4", "K9", "K10")])
-  idx = patterns.indices(cfg, tables, state, rollout_policy.groups_of(fast_config.model))
+  idx = jax.jit(patterns.indices, static_argnums=(0, 3))(  # compiled: cheaper than op by op
+      cfg, tables, state, rollout_policy.groups_of(fast_config.model))
   weights = nets.make(fast_config.model).apply({"params": fast_vars["params"]}, idx[None])[0]
-  legal = np.asarray(go.sensible_moves(cfg, state))[:cfg.num_points]
+  legal = np.asarray(jax.jit(go.sensible_moves, static_argnums=0)(cfg, state))[:cfg.num_points]
   best = int(np.argmax(np.where(legal, np.asarray(weights[:cfg.num_points]), -np.inf)))
   assert go.action_to_gtp(cfg, best) == "L10"
 
@@ -399,7 +401,7 @@ def test_the_shipped_17_plane_sl_policy_knows_the_opening_and_serves_as_a_prior(
   assert config.task == "sl_policy" and config.model.encoding == "agz17"
   cfg = go.GoConfig(size=19, komi=7.5)
   logits = nets.make(config.model).apply(
-      {"params": variables["params"]}, go.features(cfg, go.init(cfg), "agz17")[None])
+      {"params": variables["params"]}, helpers.planes(cfg, go.init(cfg), "agz17")[None])
   for point in np.argsort(-np.asarray(logits[0, :cfg.num_points]))[:4]:
     row, col = divmod(int(point), 19)
     assert min(row, col, 18 - row, 18 - col) + 1 in (3, 4), go.action_to_gtp(cfg, int(point))
@@ -439,7 +441,7 @@ def test_the_shipped_value_network_sees_who_is_ahead():
   white_to_move = go.play(cfg, moves + [go.gtp_to_action(cfg, "K10")])
   batch = jax.tree.map(lambda *x: jnp.stack(x), black_to_move, white_to_move)
   value = nets.make(config.model).apply({"params": variables["params"]},
-                                        go.features(cfg, batch, config.model.encoding))
+                                        helpers.planes(cfg, batch, config.model.encoding))
   assert value[0] > 0.1 and value[1] < -0.1, value
 
 
@@ -448,6 +450,7 @@ def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   from configs import value_cpu  # pylint: disable=import-outside-toplevel
   config = value_cpu.get_config()
   config.game.size = 9
+  config.model.layers, config.model.filters, config.model.hidden = 2, 8, 16  # the mixing is the point
   value = helpers.make_checkpoint(tmp_path / "value", config=config)
   small = "max_rollout_moves=40,tree_nodes=128"
   spec = (f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value},lambda=0.5,"

@@ -58,9 +58,9 @@ def test_alphago49_planes_come_from_the_policies_48():
   states = [go.play(cfg, [int(x) for x in rng.choice(25, k, replace=False)], go.init(cfg))
             for k in (0, 3, 6)]
   batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
-  planes48 = go.features(cfg, batch, "alphago48")
+  planes48 = helpers.planes(cfg, batch, "alphago48")
   np.testing.assert_array_equal(value_data.value_planes(cfg, batch, planes48, "alphago48", "alphago49"),
-                                go.features(cfg, batch, "alphago49"))
+                                helpers.planes(cfg, batch, "alphago49"))
 
 
 def test_one_position_per_game_replays(policies):

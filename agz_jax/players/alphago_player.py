@@ -19,7 +19,6 @@ with one device per core). On a command line the same keys can be written as a s
 `alphago:prior=DIR,rollout=DIR,lambda=1`.
 """
 
-import functools
 import json
 import os
 
@@ -28,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import alphago, go, nets, paths, search
-from agz_jax.players.timed_search import TimedSearch
+from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 
 BUNDLE_FILE = "alphago.json"
 MIXED = 0.5  # the paper's lambda
@@ -168,7 +167,7 @@ class AlphaGoPlayer:
         algorithm="alphago", num_simulations=settings["tree_nodes"] - 1, max_num_considered_actions=1,
         gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
         pb_c_base=1.0, c_puct=settings["c_puct"])
-    make_evaluator = functools.partial(
+    make_evaluator = EvaluatorMaker.of(
         alphago.evaluator, settings=self.leaf, rollout_model=self.rollout_model,
         rollout_groups=self.groups, prior_model=self.prior.model if self.prior else None,
         prior_encoding=self.prior.encoding if self.prior else "alphago48",

@@ -1,14 +1,12 @@
 """A trained network that searches: AlphaGo Zero's player."""
 
-import functools
-
 import jax
 
 from agz_jax import go, search
 from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
 from agz_jax.players.network import Network, batch, candidates, search_positions
-from agz_jax.players.timed_search import TimedSearch
+from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 
 # PUCT trees' nodes when the player is not told: a game's searches all have this size (or
 # room for twice the simulations of a move, if that is more).
@@ -65,7 +63,7 @@ class SearchPlayer(NetworkPlayer):
       settings = network.search_config(algorithm="puct", simulations=nodes - 1,
                                        considered_actions=1)
       self._timed = TimedSearch(
-          functools.partial(_network_evaluator, model=network.model, encoding=network.encoding),
+          EvaluatorMaker.of(_network_evaluator, model=network.model, encoding=network.encoding),
           settings, network.variables, tree_nodes=nodes, trees=trees, reuse_tree=reuse_tree,
           seed=seed)
       self.trees = self._timed.trees

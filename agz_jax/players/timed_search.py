@@ -8,8 +8,10 @@ devices, before any move's clock starts (`prepare`); every move, time budget and
 count then runs them.
 """
 
+import dataclasses
 import functools
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -61,6 +63,24 @@ def _arrays(settings, mesh, tree):
   return parallel.per_shard(mesh, arrays, games_arg=0, out_specs=_TREES)(tree)
 
 
+@dataclasses.dataclass(frozen=True)
+class EvaluatorMaker:
+  """cfg -> leaf evaluator: `function(cfg, **settings)`.
+
+  Two makers of one function and equal settings are equal: players built alike (a new player
+  for each match, each test) share the compiled programs, which they key.
+  """
+  function: Callable[..., search.Evaluator]
+  settings: tuple[tuple[str, object], ...]  # (name, value) pairs, each value hashable
+
+  @classmethod
+  def of(cls, function: Callable[..., search.Evaluator], **settings) -> "EvaluatorMaker":
+    return cls(function, tuple(sorted(settings.items())))
+
+  def __call__(self, cfg: go.GoConfig) -> search.Evaluator:
+    return self.function(cfg, **dict(self.settings))
+
+
 def _fewest_used(used: jax.Array, trees_per_device: int) -> int:
   """The nodes used of the device whose trees have the most room (a device's trees grow in
   step, from the most used one)."""
@@ -93,8 +113,8 @@ class TimedSearch:
   """Trees of a position searched in steps until a time or a count of simulations is spent.
 
   Args:
-    make_evaluator: cfg -> the leaf evaluator (search.Evaluator); hashable, kept for the
-      player's life (it keys the compiled programs).
+    make_evaluator: cfg -> the leaf evaluator (search.Evaluator), an EvaluatorMaker: equal
+      makers share the compiled programs, which they key.
     settings: the search's settings (algorithm 'alphago' or 'puct').
     variables: the evaluator's variables (copied to each device that searches).
     tree_nodes: nodes of every tree, the same for every search.
