@@ -2,8 +2,9 @@
 
 The device core: a game (`go`, through the protocol of `game`), networks
 (`nets.make`), the search with pluggable leaf evaluators (`search`), self-play,
-the replay buffer, on-device matches (`arena`), and the training entry points
-(`train_and_evaluate`, the task registry `TASKS`). The training package is
+the replay buffer, on-device matches (`arena`), AlphaGo's 2016 knowledge and leaf
+evaluation (`alphago`, which registers its input planes with `go`), and the training
+entry points (`train_and_evaluate`, the task registry `TASKS`). The training package is
 imported on first use, so that `import agz_jax` does not load the
 checkpointing library.
 """
@@ -11,15 +12,16 @@ checkpointing library.
 import importlib
 
 from agz_jax import arena, game, go, nets, replay, search, selfplay
+from agz_jax import alphago  # after go and search, its floors; it registers its planes
 from agz_jax.game import Game
 from agz_jax.replay import ReplayBuffer
 from agz_jax.search import Evaluator, SearchConfig, run_search
 from agz_jax.selfplay import SelfPlayConfig
 
 __all__ = [
-    "Evaluator", "Game", "ReplayBuffer", "SearchConfig", "SelfPlayConfig", "TASKS", "arena",
-    "game", "go", "nets", "replay", "run_search", "search", "selfplay", "train_and_evaluate",
-    "training",
+    "Evaluator", "Game", "ReplayBuffer", "SearchConfig", "SelfPlayConfig", "TASKS", "alphago",
+    "arena", "game", "go", "nets", "replay", "run_search", "search", "selfplay",
+    "train_and_evaluate", "training",
 ]
 __version__ = "0.1.0"
 

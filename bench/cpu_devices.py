@@ -20,7 +20,9 @@ import numpy as np
 
 from agz_jax import go, parallel
 from agz_jax.nets import AlphaZeroNet
-from selfplay_speed import _chained, _timed_rounds, ours_loop
+from selfplay_speed import _chained, ours_loop
+
+import timing
 
 
 def main():
@@ -34,7 +36,7 @@ def main():
   parser.add_argument("--repeats", type=int, default=5, help="timed rounds (each setting once per round)")
   args = parser.parse_args()
   jax.config.update("jax_num_cpu_devices", 2)
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  print(timing.environment())
   if jax.default_backend() != "cpu" or jax.device_count() < 2:
     raise SystemExit("cpu_devices: needs a CPU backend split into 2 devices")
 
@@ -45,7 +47,7 @@ def main():
   variables = net.init(jax.random.PRNGKey(0), planes, train=False)
   b, t = args.batch, args.steps
   print(f"{cfg.size}x{cfg.size}, batch {b}, {args.simulations} simulations (gumbel), network "
-        f"{args.blocks}x{args.channels}, {t} steps per timed call, best of {args.repeats} rounds",
+        f"{args.blocks}x{args.channels}, {t} steps per timed call, median of {args.repeats} rounds",
         flush=True)
 
   one = jax.devices()[0]
@@ -57,13 +59,14 @@ def main():
   variables_two = jax.device_put(variables, parallel.replicated(mesh))
   calls = {"one": _chained(run_one, variables_one, games_one),
            "two": _chained(run_two, variables_two, games_two)}
-  times = _timed_rounds(calls, args.repeats)
-  rate = {name: b * t / min(seconds) for name, seconds in times.items()}
+  times = timing.rounds({name: lambda r, call=call: call(jax.random.PRNGKey(r))
+                         for name, call in calls.items()}, args.repeats)
+  rate = {name: b * t / float(np.median(seconds)) for name, seconds in times.items()}
   median = float(np.median(np.asarray(times["one"]) / np.asarray(times["two"])))
   print(f"  agz_jax self-play, 1 device (one core for the network)  {rate['one']:10,.1f} positions/s")
   print(f"  agz_jax self-play, 2 devices (one per core)            {rate['two']:10,.1f} positions/s")
-  print(f"  ratio 2 devices / 1: {rate['two'] / rate['one']:.2f}x (best times), "
-        f"{median:.2f}x (median of {args.repeats} rounds)")
+  print(f"  ratio 2 devices / 1: {rate['two'] / rate['one']:.2f}x (median times), "
+        f"{median:.2f}x (median of the {args.repeats} rounds' ratios)")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import jax.numpy as jnp
 
 from agz_jax import dots_and_boxes as db
 
+import timing
+
 
 def ours(cfg: db.DotsConfig, batch: int, steps: int):
   init = jax.vmap(lambda _: db.init(cfg))(jnp.arange(batch))
@@ -44,13 +46,8 @@ def ours(cfg: db.DotsConfig, batch: int, steps: int):
 
 def time_ours(cfg, batch, steps, repeats=3) -> float:
   run = ours(cfg, batch, steps)
-  jax.block_until_ready(run(jax.random.PRNGKey(0)))  # compile
-  best = float("inf")
-  for r in range(repeats):
-    start = time.perf_counter()
-    jax.block_until_ready(run(jax.random.PRNGKey(r + 1)))
-    best = min(best, time.perf_counter() - start)
-  return batch * steps / best
+  seconds = timing.paired({"ours": lambda r: run(jax.random.PRNGKey(r))}, repeats)["ours"]
+  return batch * steps / seconds
 
 
 def time_openspiel(rows, cols, seconds=3.0) -> float:
@@ -72,8 +69,8 @@ def main():
   parser.add_argument("--batch", type=int, default=1024)
   parser.add_argument("--games", type=int, default=20, help="games per lane of our timed run")
   args = parser.parse_args()
-  print(f"JAX {jax.__version__} on {jax.devices()[0].platform} ({len(jax.devices())} device(s)); "
-        f"ours at batch {args.batch}")
+  print(timing.environment())
+  print(f"ours at batch {args.batch}")
   for size in args.sizes.split(","):
     rows, cols = (int(x) for x in size.split("x"))
     cfg = db.DotsConfig(rows, cols)

@@ -18,13 +18,14 @@ the positions the timed runs reached.
 """
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import go
+
+import timing
 
 TARGETS = {(9, 1024): 2.0, (19, 256): 3.0}
 
@@ -92,9 +93,9 @@ def pgx_loop(size: int, batch: int, steps: int):
 
 
 def _steps_per_second(loops, batch, steps, repeats):
-  """Best of `repeats` timed runs of each loop, the loops alternating round after round.
-
-  A first untimed run of each compiles it and mixes game stages.
+  """The median of `repeats` timed runs of each loop, the loops alternating round after round
+  (timing.rounds). A first untimed run of each compiles it and mixes game stages; each run
+  goes on from the states the last one left.
 
   Args:
     loops: {name: (run, init)}; `run(state, key)` returns (state, anything
@@ -105,15 +106,16 @@ def _steps_per_second(loops, batch, steps, repeats):
   Returns:
     ({name: steps per second}, {name: the batch of states after its last run}).
   """
-  states = {name: jax.block_until_ready(run(init, jax.random.PRNGKey(1)))[0]
-            for name, (run, init) in loops.items()}
-  best = {name: np.inf for name in loops}
-  for r in range(repeats):
-    for name, (run, _) in loops.items():
-      t = time.perf_counter()
-      states[name], _ = jax.block_until_ready(run(states[name], jax.random.PRNGKey(2 + r)))
-      best[name] = min(best[name], time.perf_counter() - t)
-  return {name: batch * steps / t for name, t in best.items()}, states
+  states = {name: init for name, (_, init) in loops.items()}
+
+  def going_on(name, run):
+    def call(r):
+      states[name] = run(states[name], jax.random.PRNGKey(1 + r))[0]
+      return states[name]
+    return call
+
+  times = timing.paired({name: going_on(name, run) for name, (run, _) in loops.items()}, repeats)
+  return {name: batch * steps / t for name, t in times.items()}, states
 
 
 def _state_bytes(state) -> int:
@@ -123,7 +125,7 @@ def _state_bytes(state) -> int:
 def measure(size, batch, steps, repeats, peer=True) -> dict:
   """Prints and returns the steps/s of our loops and (with `peer`) of pgx's, and their ratios."""
   cfg = go.GoConfig(size=size)
-  print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, best of {repeats} "
+  print(f"\n{size}x{size}, batch {batch}, {steps} steps per timed run, median of {repeats} "
         f"rounds (the loops alternate)", flush=True)
   loops = {"ours": ours_loop(cfg, batch, steps, False),
            "ours_f": ours_loop(cfg, batch, steps, True)}
@@ -153,12 +155,8 @@ def measure(size, batch, steps, repeats, peer=True) -> dict:
           f"of ours, {seen:,} are the earlier positions' hashes (superko)")
 
   feats = jax.jit(lambda s: go.features(cfg, s))
-  jax.block_until_ready(feats(played))
-  t = time.perf_counter()
-  for _ in range(20):
-    out = feats(played)
-  jax.block_until_ready(out)
-  figures["features_positions_per_s"] = 20 * batch / (time.perf_counter() - t)
+  out = feats(played)
+  figures["features_positions_per_s"] = batch / timing.seconds(feats, played, repeats=20)
   print(f"  features ({out.shape[-1]} planes): {figures['features_positions_per_s']:,.0f} "
         f"positions/s")
   return figures
@@ -169,9 +167,9 @@ def main():
   parser.add_argument("--size", type=int, help="board size (default: both 9 and 19)")
   parser.add_argument("--batch", type=int, help="boards per batch (default 1024 at 9x9, 256 at 19x19)")
   parser.add_argument("--steps", type=int, default=200, help="steps per timed run")
-  parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best counts")
+  parser.add_argument("--repeats", type=int, default=3, help="timed runs; the median counts")
   args = parser.parse_args()
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  print(timing.environment())
   runs = [(args.size, args.batch or (1024 if args.size <= 9 else 256))] if args.size else [(9, 1024), (19, 256)]
   for size, batch in runs:
     measure(size, batch, args.steps, args.repeats)

@@ -17,20 +17,16 @@ needs: a floor under the 48 planes' time.
 import argparse
 import dataclasses
 import functools
-import importlib
 import os
-import platform
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import data, go
+from agz_jax import alphago, data, go
 from agz_jax.data import positions
 
-# The module (agz_jax.go exports its function `features` under the same name).
-FEATURES = importlib.import_module("agz_jax.go.features")
+import timing
 
 
 def human_positions(cfg: go.GoConfig, directory: str, batch: int, seed: int) -> go.GoState:
@@ -58,39 +54,27 @@ def random_positions(cfg: go.GoConfig, batch: int, moves: int, seed: int) -> go.
 def without_ladders(cfg: go.GoConfig, states: go.GoState):
   """The 48 planes with both ladder planes empty (no reading), and the ladders they would read."""
   planes, *_, capture, escape = jax.vmap(functools.partial(
-      FEATURES._alphago_without_ladders, cfg, colour_plane=False))(states)  # pylint: disable=protected-access
+      alphago.planes._alphago_without_ladders, cfg, colour_plane=False))(states)  # pylint: disable=protected-access
   return planes, jnp.sum(capture) + jnp.sum(escape)
 
 
-def ladder_settings(reader: str | None = None, lanes: float | None = None) -> go.LadderSettings:
+def ladder_settings(reader: str | None = None, lanes: float | None = None) -> alphago.LadderSettings:
   """This backend's ladder settings, read where `reader` says ('device' or 'host') on `lanes`
   lanes per position (None: as they are)."""
-  default = go.ladder_settings()
+  default = alphago.ladder_settings()
   return dataclasses.replace(default, reader=reader or default.reader,
                              lanes=default.lanes if lanes is None else lanes)
 
 
-def median_seconds(fn, *args, repeats: int) -> float:
-  """The median time of `repeats` calls of fn(*args), after one to compile: robust to a busy
-  moment."""
-  jax.block_until_ready(fn(*args))
-  seconds = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    seconds.append(time.perf_counter() - start)
-  return float(np.median(seconds))
-
-
 def positions_per_second(cfg: go.GoConfig, encoding: str, states: go.GoState,
-                         repeats: int, ladder: go.LadderSettings | None = None) -> float:
+                         repeats: int, ladder: alphago.LadderSettings | None = None) -> float:
   if encoding == "without ladders":
     fn = jax.jit(functools.partial(without_ladders, cfg))
   elif encoding == "legal moves":
     fn = jax.jit(jax.vmap(functools.partial(go.legal_actions, cfg)))
   else:
     fn = jax.jit(functools.partial(go.features, cfg, encoding=encoding, ladder=ladder))
-  return states.board.shape[0] / median_seconds(fn, states, repeats=repeats)  # the median: robust to a busy moment
+  return states.board.shape[0] / timing.seconds(fn, states, repeats=repeats)
 
 
 def arguments(description: str) -> argparse.Namespace:
@@ -115,8 +99,8 @@ def the_positions(args: argparse.Namespace) -> tuple[go.GoConfig, go.GoState]:
   else:
     states = random_positions(base, args.batch, args.size * args.size // 2, args.seed)
     source = f"after {args.size * args.size // 2} random legal moves"
-  print(f"{jax.devices()[0].platform} ({platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores), {args.size}x{args.size}, batch {args.batch}, {source}")
+  print(timing.environment())
+  print(f"{args.size}x{args.size}, batch {args.batch}, {source}")
   return base, states
 
 
@@ -138,7 +122,7 @@ def main():
     print(f"  {label} {speeds[name]:12,.0f} positions/s")
   # The other place to read the ladders (LadderSettings.reader): on the host's CPU through a
   # callback, the batch in one chunk per core, or inside the program.
-  place = go.ladder_settings().reader
+  place = alphago.ladder_settings().reader
   other = {"host": "device", "device": "host"}[place]
   elsewhere = positions_per_second(base, "alphago48", states, args.repeats,
                                    ladder_settings(reader=other))

@@ -14,13 +14,12 @@ the settings alternating round after round after a compile call each.
 import argparse
 import os
 import sys
-import time
 
 import jax
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from configs import sl_dual_19x19, sl_policy_cpu  # noqa: E402  pylint: disable=wrong-import-position
+import timing  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def _task(name: str, devices: int, data_dir: str):
@@ -43,27 +42,26 @@ def _task(name: str, devices: int, data_dir: str):
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--data", default="data/human", help="imported games (import_sgf --out)")
-  parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the best counts")
+  parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the median counts")
   parser.add_argument("--steps", type=int, default=20, help="steps per timed round")
   args = parser.parse_args()
   jax.config.update("jax_num_cpu_devices", 2)
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s), "
-        f"{os.cpu_count()} cores; {args.data}; best of {args.rounds} rounds of {args.steps} steps",
-        flush=True)
+  print(timing.environment())
+  print(f"{args.data}; median of {args.rounds} rounds of {args.steps} steps", flush=True)
   settings = {(name, d): _task(name, d, args.data) for name in ("sl_dual", "sl_policy")
               for d in (1, 2)}
-  for key, (task, state) in settings.items():  # compiles
-    settings[key] = (task, jax.block_until_ready(task.step(state, 1)[0]))
-  best = {key: np.inf for key in settings}
-  for _ in range(args.rounds):
-    for key, (task, state) in settings.items():
-      start = time.perf_counter()
-      for i in range(args.steps):
+
+  def steps(key):
+    def call(r):  # the untimed round 0 compiles: one step
+      task, state = settings[key]
+      for i in range(args.steps if r else 1):
         state, _ = task.step(state, i)
-      jax.block_until_ready(state)
-      best[key] = min(best[key], time.perf_counter() - start)
       settings[key] = (task, state)
-  rate = {key: settings[key][0].items_per_unit * args.steps / t for key, t in best.items()}
+      return state
+    return call
+
+  times = timing.paired({key: steps(key) for key in settings}, args.rounds)
+  rate = {key: settings[key][0].items_per_unit * args.steps / t for key, t in times.items()}
   for (name, d), r in rate.items():
     task = settings[(name, d)][0]
     model = task.config.model

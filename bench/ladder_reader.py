@@ -23,10 +23,11 @@ import jax.numpy as jnp
 import numpy as np
 
 import features_speed
-from agz_jax import go
-from agz_jax.go import ladders
+import timing
+from agz_jax import alphago, go
+from agz_jax.alphago import ladders
 
-FEATURES = features_speed.FEATURES
+FEATURES = alphago.planes  # its private steps: the candidates, the planes without the reading
 
 
 def candidates(cfg: go.GoConfig, states: go.GoState):
@@ -50,7 +51,7 @@ def measure(cfg: go.GoConfig, states: go.GoState, repeats: int) -> dict:
 
 
 def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int,
-             ladder: go.LadderSettings) -> dict:
+             ladder: alphago.LadderSettings) -> dict:
   batch = states.board.shape[0]
   # The ladders, each read alone to its end (only the undecided ones need a lane).
   count, start = jax.jit(functools.partial(starts, cfg))(states)
@@ -74,8 +75,8 @@ def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int,
   with_ladders = jax.jit(functools.partial(go.features, cfg, encoding="alphago48",
                                            ladder=ladder))
   without = jax.jit(functools.partial(features_speed.without_ladders, cfg))
-  f["planes_s"] = features_speed.median_seconds(with_ladders, states, repeats=repeats)
-  f["without_reading_s"] = features_speed.median_seconds(without, states, repeats=repeats)
+  f["planes_s"] = timing.seconds(with_ladders, states, repeats=repeats)
+  f["without_reading_s"] = timing.seconds(without, states, repeats=repeats)
   reading = f["planes_s"] - f["without_reading_s"]
   f.update(us_per_ladder=reading / count * 1e6, us_per_move=reading / f["tries"] * 1e6)
   print(f"  48 planes {f['planes_s'] * 1e3:,.1f} ms, without the ladder reading "
@@ -85,7 +86,7 @@ def _measure(cfg: go.GoConfig, states: go.GoState, repeats: int,
 
   # The longest reading alone, on one lane.
   one = jax.tree.map(lambda a: a[int(undecided[np.argmax(tries)])], start)
-  f["longest_alone_s"] = features_speed.median_seconds(jax.jit(functools.partial(ladders.read_alone, cfg)),
+  f["longest_alone_s"] = timing.seconds(jax.jit(functools.partial(ladders.read_alone, cfg)),
                                          one, repeats=repeats)
   print(f"  the longest reading alone ({f['tries_longest']} moves tried), one lane: "
         f"{f['longest_alone_s'] * 1e3:,.2f} ms "

@@ -14,7 +14,6 @@ unrolled form.
 
 import argparse
 import functools
-import time
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +21,8 @@ import numpy as np
 
 from agz_jax import checkpoint, go, nets
 from agz_jax.training import rl_policy
+
+import timing
 
 
 def main():
@@ -51,18 +52,14 @@ def main():
   forms = {name: jax.jit(functools.partial(rl_policy.reinforce_gradients, model,
                                            chunk=args.chunk, unroll=unroll))
            for name, unroll in (("unrolled", True), ("while_loop", False))}
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}; {config.model.layers} x "
-        f"{config.model.filters} policy, {args.plies} plies x {half} learner games, chunks of "
-        f"{args.chunk}; best of {args.rounds} rounds", flush=True)
+  print(timing.environment())
+  print(f"{config.model.layers} x {config.model.filters} policy, {args.plies} plies x {half} "
+        f"learner games, chunks of {args.chunk}; median of {args.rounds} rounds", flush=True)
   outs = {name: jax.block_until_ready(fn(params, games)) for name, fn in forms.items()}
   jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4),
                outs["unrolled"], outs["while_loop"])
-  best = {name: np.inf for name in forms}
-  for _ in range(args.rounds):
-    for name, fn in forms.items():
-      start = time.perf_counter()
-      jax.block_until_ready(fn(params, games))
-      best[name] = min(best[name], time.perf_counter() - start)
+  best = timing.paired({name: lambda _, fn=fn: fn(params, games) for name, fn in forms.items()},
+                       args.rounds)
   for name in forms:
     print(f"  {name:12s} {best[name]:8.2f} s  {best[name] / best['unrolled']:6.2f}x the unrolled "
           f"time  ({best[name] / (args.plies * half) * 1e3:.2f} ms a position)")

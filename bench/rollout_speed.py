@@ -2,7 +2,7 @@
 
 From a batch of mid-game positions (move 30 on 9x9, 100 on 19x19: random sensible play
 from the empty board, or human positions with --data), every game is played to its end
-twice with `go.rollout.rollouts`: once with uniformly random sensible moves, once
+twice with `alphago.rollout.rollouts`: once with uniformly random sensible moves, once
 sampling the rollout policy p_pi (its patterns and weights from a rollout_policy
 checkpoint, or, without one, dictionaries harvested from the start positions and zero
 weights: the same work per move, random-like games). Both loops are the same code with the
@@ -22,15 +22,16 @@ trees are searched.
 import argparse
 import functools
 import os
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import alphago, checkpoint, go, nets, parallel
-from agz_jax.go import patterns, rollout
+from agz_jax.alphago import patterns, rollout
 from agz_jax.training import rollout_policy
+
+import timing
 
 START_MOVE = {9: 30, 13: 60, 19: 100}
 
@@ -81,17 +82,6 @@ def load_policy(cfg: go.GoConfig, path: str | None, starts: go.GoState):
   return (lambda states: fast(variables, states)), what
 
 
-def timed(fn, *args, repeats: int):
-  jax.block_until_ready(fn(*args))  # compile
-  best, out = None, None
-  for _ in range(repeats):
-    start = time.perf_counter()
-    out = jax.block_until_ready(fn(*args))
-    seconds = time.perf_counter() - start
-    best = seconds if best is None else min(best, seconds)
-  return best, out
-
-
 def measure(size: int, batch: int, repeats: int, policy: str | None, data_dir: str | None,
             lanes: int | None, max_moves: int) -> dict:
   cfg = go.GoConfig(size=size, komi=7.5)
@@ -107,10 +97,10 @@ def measure(size: int, batch: int, repeats: int, policy: str | None, data_dir: s
                             ("p_pi", logits_fn, False), ("p_pi superko", logits_fn, True)):
     run = jax.jit(functools.partial(rollout.rollouts, cfg, fn, lanes=lanes, max_moves=max_moves,
                                     with_lengths=True, superko=superko))
-    seconds, (results, lengths) = timed(run, starts, jax.random.PRNGKey(1), repeats=repeats)
-    lengths = np.asarray(lengths)
+    seconds = timing.seconds(run, starts, jax.random.PRNGKey(1), repeats=repeats)
+    results, lengths = map(np.asarray, run(starts, jax.random.PRNGKey(1)))
     move_fn = jax.jit(functools.partial(rollout.sample_move, cfg, fn, superko=superko))
-    move_s, _ = timed(move_fn, starts, jax.random.PRNGKey(2), repeats=repeats)
+    move_s = timing.seconds(move_fn, starts, jax.random.PRNGKey(2), repeats=repeats)
     out[name] = {"playouts_per_s": batch / seconds, "moves_per_s": lengths.sum() / seconds,
                  "mean_length": float(lengths.mean()), "max_length": int(lengths.max()),
                  "black_wins": float(np.mean(np.asarray(results) * np.asarray(starts.to_play) > 0)),
@@ -127,7 +117,9 @@ def measure(size: int, batch: int, repeats: int, policy: str | None, data_dir: s
     split = [(jax.device_put(jax.tree.map(lambda x: x[idx], starts), d),
               jax.device_put(jax.random.fold_in(jax.random.PRNGKey(1), i), d))
              for i, (idx, d) in enumerate(zip(shares, devices))]
-    seconds, outs = timed(lambda parts: [run(*part) for part in parts], split, repeats=repeats)
+    every_device = lambda parts: [run(*part) for part in parts]
+    seconds = timing.seconds(every_device, split, repeats=repeats)
+    outs = every_device(split)
     lengths = np.concatenate([np.asarray(lengths) for _, lengths in outs])
     name = f"p_pi, {len(devices)} devices"
     out["p_pi, every device"] = {"playouts_per_s": batch / seconds,
@@ -159,7 +151,7 @@ def main():
                            "(default: one per core this process may use)")
   args = parser.parse_args()
   parallel.use_cpu_devices(args.cpu_devices)
-  print(f"backend: {jax.default_backend()}, devices: {jax.device_count()}")
+  print(timing.environment())
   for size in args.size or [9, 19]:
     measure(size, args.batch, args.repeats, args.policy, args.data if size == 19 else None,
             args.lanes, args.max_moves)

@@ -17,7 +17,6 @@ planes' cost depends on how many there are.
 import argparse
 import functools
 import os
-import time
 
 import jax
 import jax.numpy as jnp
@@ -26,6 +25,8 @@ import numpy as np
 from agz_jax import data, go
 from agz_jax.data import games as games_lib
 from agz_jax.data import positions
+
+import timing
 
 
 def random_games(size: int, num_games: int, moves: int, seed: int) -> games_lib.GameArchive:
@@ -54,7 +55,7 @@ def main():
   parser.add_argument("--size", type=int, default=19)
   parser.add_argument("--games-per-batch", type=int, default=16, help="games replayed per minibatch")
   parser.add_argument("--positions-per-game", type=int, default=8)
-  parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the best of each counts")
+  parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the median of each counts")
   parser.add_argument("--data", default="data/kgs", help="an imported games folder, or 'none'")
   parser.add_argument("--random-games", type=int, default=64,
                       help="without imported games: how many random games to sample from")
@@ -71,9 +72,9 @@ def main():
   table = jax.tree.map(jnp.asarray, positions.make_table(archive, np.arange(archive.num_games)))
   longest = int(np.asarray(table.length).max())
   batch = args.games_per_batch * args.positions_per_game
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  print(timing.environment())
   print(f"{args.size}x{args.size}, {source}; minibatch {args.games_per_batch} games x "
-        f"{args.positions_per_game} positions = {batch}; best of {args.rounds} rounds", flush=True)
+        f"{args.positions_per_game} positions = {batch}; median of {args.rounds} rounds", flush=True)
 
   samplers = {}
   for features in ("agz17", "alphago48"):
@@ -81,15 +82,10 @@ def main():
     fn = jax.jit(functools.partial(positions.sample, cfg, encoding=features,
                                    num_games=args.games_per_batch,
                                    positions_per_game=args.positions_per_game))
-    jax.block_until_ready(fn(table, jax.random.PRNGKey(0)))  # compiles
     samplers[features] = fn
-  best = {name: np.inf for name in samplers}
-  for r in range(args.rounds):
-    key = jax.random.PRNGKey(1 + r)  # the same positions for both in a round
-    for name, fn in samplers.items():
-      start = time.perf_counter()
-      jax.block_until_ready(fn(table, key))
-      best[name] = min(best[name], time.perf_counter() - start)
+  # Round r's key PRNGKey(r): the same positions for both in a round (round 0 compiles).
+  best = timing.paired({name: lambda r, fn=fn: fn(table, jax.random.PRNGKey(r))
+                        for name, fn in samplers.items()}, args.rounds)
   rate = {name: batch / t for name, t in best.items()}
   for name in samplers:
     print(f"  sampler with {name:9s} {rate[name]:10,.0f} positions/s "

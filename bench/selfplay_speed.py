@@ -28,7 +28,6 @@ compiled forward is printed beside them).
 
 import argparse
 import re
-import time
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +37,8 @@ import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from agz_jax import go, parallel, search
+
+import timing
 from agz_jax.game import Game
 from agz_jax.nets import AlphaZeroNet
 from agz_jax.selfplay import SelfPlayConfig, new_games, selfplay, spare_size
@@ -180,25 +181,6 @@ def _chained(run, variables, carry):
   return call
 
 
-def _timed_rounds(calls: dict, repeats: int) -> dict:
-  """Seconds of each call in each of `repeats` rounds, after one untimed round.
-
-  The untimed round compiles and warms up; the calls alternate within a round
-  so that load from other processes falls on all of them alike.
-
-  Returns:
-    {name: [seconds of round 1, ...]}.
-  """
-  times = {name: [] for name in calls}
-  for r in range(repeats + 1):
-    for name, call in calls.items():
-      t = time.perf_counter()
-      jax.block_until_ready(call(jax.random.PRNGKey(r)))
-      if r:
-        times[name].append(time.perf_counter() - t)
-  return times
-
-
 def _root_evaluations(records, batch: int, steps: int, devices: int) -> float:
   """Positions our network evaluated at the roots per step. Each device decides
   for its shard: all its games when more than a sub-batch lacked an evaluation,
@@ -255,7 +237,7 @@ def measure(args) -> dict:
   evals_per_step = b * (s + 1)
   print(f"\n{cfg.size}x{cfg.size}, batch {b}, {s} simulations ({args.algorithm}), "
         f"network {args.blocks}x{args.channels} {args.dtype}, {t} steps per timed call, "
-        f"best of {args.repeats}", flush=True)
+        f"median of {args.repeats}", flush=True)
   print(f"  a step = {b} positions for both; the peer's network evaluates {b} * ({s} + 1) = "
         f"{evals_per_step:,} positions per step", flush=True)
 
@@ -279,8 +261,10 @@ def measure(args) -> dict:
     calls["peer"] = _chained(run_peer, variables, state)
   if mesh is None:  # the network alone is timed on one device
     calls["net"] = lambda key: forward(variables, planes)
-  times = _timed_rounds(calls, args.repeats)
-  ours = min(times["ours"])
+  # Round r's calls take the key PRNGKey(r); the untimed round 0 compiles and warms up.
+  times = timing.rounds({name: lambda r, call=call: call(jax.random.PRNGKey(r))
+                         for name, call in calls.items()}, args.repeats)
+  ours = float(np.median(times["ours"]))
   _, records = ours_call(jax.random.PRNGKey(args.repeats + 1))  # a steady-state call, for counts
   ours_evals = b * s + _root_evaluations(records, b, t, jax.device_count())
   ours_pos = b * t / ours
@@ -289,22 +273,22 @@ def measure(args) -> dict:
         f"{ours_pos * ours_evals / b:12,.0f} network evaluations/s "
         f"({ours_evals / b:.2f} per position)")
   if args.pgx:
-    peer = min(times["peer"])
+    peer = float(np.median(times["peer"]))
     median_ratio = float(np.median(np.asarray(times["peer"]) / np.asarray(times["ours"])))
     peer_pos = b * t / peer
     figures.update(pgx_positions_per_s=peer_pos, ratio=ours_pos / peer_pos,
                    ratio_median=median_ratio)
     print(f"  pgx + mctx self-play   {peer_pos:12,.1f} positions/s  "
           f"{peer_pos * (s + 1):12,.0f} network evaluations/s ({s + 1} per position)")
-    line = (f"  ratio agz_jax / pgx + mctx: {ours_pos / peer_pos:.2f}x (best times), "
-            f"{median_ratio:.2f}x (median of {args.repeats} rounds)")
+    line = (f"  ratio agz_jax / pgx + mctx: {ours_pos / peer_pos:.2f}x (median times), "
+            f"{median_ratio:.2f}x (median of the {args.repeats} rounds' ratios)")
     if jax.default_backend() == "cpu" and cfg.size == 9:
       met = min(ours_pos / peer_pos, median_ratio) >= CPU_TARGET
       line += f"; CPU target {CPU_TARGET}x: {'met' if met else 'NOT met'}"
     print(line)
   if mesh is not None:
     return figures
-  net_step = min(times["net"])
+  net_step = float(np.median(times["net"]))
   figures["network_evaluations_per_s"] = evals_per_step / net_step
   print(f"  network alone: {s + 1} forwards at batch {b} take {net_step * 1e3:,.1f} ms "
         f"({evals_per_step / net_step:,.0f} evaluations/s), "
@@ -382,7 +366,7 @@ def main():
   args = arguments()
   if args.cpu_devices > 1:
     jax.config.update("jax_num_cpu_devices", args.cpu_devices)
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  print(timing.environment())
   measure(args)
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def load_rollout(rollout_path: str):
                      "rollout policy (task rollout_policy)")
   return (nets.make(rollout_config.model), rollout_policy.groups_of(rollout_config.model),
           {"params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
-           "tables": go.patterns.make_tables(rollout_vars["patterns"])})
+           "tables": alphago.patterns.make_tables(rollout_vars["patterns"])})
 
 
 def evaluate(cfg, encodings, value_models, rollout_model, groups, rollouts: int, max_moves: int,
@@ -85,7 +85,7 @@ def evaluate(cfg, encodings, value_models, rollout_model, groups, rollouts: int,
   v = [value_of(m, p, planes[e]) for m, p, e in zip(value_models, value_vars, encodings)]
   fast = alphago.rollout_logits(cfg, rollout_model, groups)
   starts = jax.tree.map(lambda x: jnp.repeat(x, rollouts, axis=0), states)
-  z = go.rollout.rollouts(cfg, lambda s: fast(rollout_vars, s), starts, key, max_moves=max_moves)
+  z = alphago.rollout.rollouts(cfg, lambda s: fast(rollout_vars, s), starts, key, max_moves=max_moves)
   return v, jnp.mean(z.reshape(-1, rollouts), axis=1)
 
 

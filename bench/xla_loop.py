@@ -11,18 +11,19 @@ and timed in the same run, the four alternating round after round:
 
 The forward pass alone (no gradient) is also timed written out and inside
 `lax.fori_loop`, to tell whether the slowdown is the gradient's. Each time is
-the best of the rounds; ratios are to the written-out program.
+the median of the rounds; ratios are to the written-out program.
 
   python bench/xla_loop.py                                  # 9x9, batch 128, 32 channels
   python bench/xla_loop.py --batch 32 --rounds 3            # a quick check
 """
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import timing
 
 STEPS = 2
 LEARNING_RATE = 1e-3
@@ -82,7 +83,7 @@ def main():
   parser.add_argument("--size", type=int, default=9, help="board size")
   parser.add_argument("--batch", type=int, default=128)
   parser.add_argument("--channels", type=int, default=32)
-  parser.add_argument("--rounds", type=int, default=10, help="timed rounds; the best of each counts")
+  parser.add_argument("--rounds", type=int, default=10, help="timed rounds; the median of each counts")
   args = parser.parse_args()
 
   c = args.channels
@@ -98,20 +99,16 @@ def main():
       "forward only, written out": (jax.jit(_forward_written_out), (params, x)),
       "forward only, fori_loop": (jax.jit(_forward_fori_loop), (params, x)),
   }
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+  print(timing.environment())
   print(f"{STEPS} steps of a pair of 3x3 convolutions, {c} channels, batch {args.batch}, "
-        f"{args.size}x{args.size}; best of {args.rounds} rounds", flush=True)
+        f"{args.size}x{args.size}; median of {args.rounds} rounds", flush=True)
   reference = jax.block_until_ready(programs["gradient steps, written out"][0](params, x))
   for name, (fn, fn_args) in programs.items():
     out = jax.block_until_ready(fn(*fn_args))   # compiles
     if name.startswith("gradient"):
       np.testing.assert_allclose(np.asarray(out[0]), np.asarray(reference[0]), rtol=1e-3, atol=1e-5)
-  best = {name: np.inf for name in programs}
-  for _ in range(args.rounds):
-    for name, (fn, fn_args) in programs.items():
-      start = time.perf_counter()
-      jax.block_until_ready(fn(*fn_args))
-      best[name] = min(best[name], time.perf_counter() - start)
+  best = timing.paired({name: lambda _, fn=fn, fn_args=fn_args: fn(*fn_args)
+                        for name, (fn, fn_args) in programs.items()}, args.rounds)
   for name in programs:
     kind = name.split(",")[0]
     ratio = best[name] / best[f"{kind}, written out"]

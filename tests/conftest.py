@@ -17,9 +17,15 @@ modules are handed out first, so that the two workers finish together.
 import gc
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
+
+# The benchmarks some tests load import their shared helpers (bench/timing.py) as a script's
+# folder gives them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "bench"))
 
 # The variable that carries the session's cache folder to the xdist workers (they start after
 # the main process has configured itself and inherit its environment).
@@ -54,8 +60,7 @@ def pytest_configure(config):
       "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
       # XLA's cheapest compile (no LLVM optimisation, no expensive passes), as JAX's own test
       # suite runs: the suite's programs are tiny and run briefly, so compiling them costs more
-      # than running them. One test of test_katago.py compiles with XLA's usual optimisation:
-      # at LLVM level 0 its network's gradients turn to NaN (see there).
+      # than running them.
       "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
   })
   import jax  # pylint: disable=import-outside-toplevel

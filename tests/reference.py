@@ -152,20 +152,24 @@ class ReferenceGo:
             if self.board[p] != EMPTY:
                 result.append((OCCUPIED, None))
                 continue
-            adjacent_groups = []  # distinct groups next to p
+            adjacent_groups = []  # distinct groups next to p (a Group equals only itself)
+            empty_next = False
             for q in self.neighbours[p]:
-                g = group_of[q]
-                if g is not None and all(g is not h for h in adjacent_groups):
+                g = group_of[q]  # None: an empty point
+                if g is None:
+                    empty_next = True
+                elif g not in adjacent_groups:
                     adjacent_groups.append(g)
-            # Opponent groups whose only liberty is p die when we play at p.
+            # Opponent groups whose only liberty is p die when we play at p (p, empty and next
+            # to them, is one of their liberties).
             captured = [g for g in adjacent_groups
-                        if g.colour == opponent and g.liberties == {p}]
+                        if g.colour == opponent and len(g.liberties) == 1]
             # The new stone's group has a liberty iff: an empty neighbour, or a capture (a captured
             # stone is adjacent to p), or a friendly neighbour group with a liberty other than p.
             has_liberty = (
-                any(self.board[q] == EMPTY for q in self.neighbours[p])
+                empty_next
                 or len(captured) > 0
-                or any(g.colour == me and g.liberties != {p} for g in adjacent_groups)
+                or any(g.colour == me and len(g.liberties) > 1 for g in adjacent_groups)
             )
             if not has_liberty:
                 result.append((SUICIDE, None))

@@ -1,4 +1,4 @@
-"""A slow, plain pure-Python oracle of the fast policies' features (agz_jax.go.patterns).
+"""A slow, plain pure-Python oracle of the fast policies' features (agz_jax.alphago.patterns).
 
 Boards are flat lists (1 black, -1 white, 0 empty), point = row * size + col. Everything is
 recomputed from scratch with flood fills and loops over points; canonical patterns are found by
@@ -121,7 +121,7 @@ def nakade_ids():
 
 
 def local_ids(board, before, before2, to_play, size, dictionaries, nakade):
-  """{group: [P] local feature id or -1} of one position, as agz_jax.go.patterns.local_ids.
+  """{group: [P] local feature id or -1} of one position, as agz_jax.alphago.patterns.local_ids.
 
   Args:
     board, before, before2: the board now, before the last move, before the move before it.

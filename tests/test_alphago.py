@@ -14,7 +14,7 @@ from flax import struct as flax_struct
 
 from agz_jax import alphago, checkpoint, go, gtp, nets, players, search
 from agz_jax.game import Game
-from agz_jax.go import patterns
+from agz_jax.alphago import patterns
 from agz_jax.players import timed_search
 from agz_jax.training import rollout_policy
 
@@ -305,10 +305,16 @@ def test_trees_searched_at_once_add_up_at_the_root(bundle):
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_the_engine_searches_a_tree_on_each_cpu_device(bundle):
-  replies = helpers.gtp_on_cpu_devices(["--player", bundle, "--simulations", "2"], 2,
-                                       "version\ngenmove b\nquit\n")
-  assert replies[0].endswith("-trees2)") and replies[1].startswith("= "), replies
+def test_a_uniform_prior_player_from_a_spec_plays_any_size_with_a_tree_on_each_cpu_device(bundle):
+  # One GTP process for both: a player given by a spec, on a board of another size than the
+  # rollout policy saw, and the engine splitting the CPU into 2 devices, each with a tree.
+  rollout = os.path.join(bundle, "rollout")
+  replies = helpers.gtp_on_cpu_devices(
+      ["--player", f"alphago:rollout={rollout},prior=uniform,max_rollout_moves=40,tree_nodes=128",
+       "--simulations", "4"], 2,
+      "version\nboardsize 7\nclear_board\ngenmove b\ngenmove w\nversion\nquit\n")
+  assert len(replies) == 7 and all(r.startswith("=") for r in replies), replies
+  assert replies[0].endswith("-trees2)") and "alphago-uniform" in replies[5], replies
 
 
 def test_merged_trees_sum_visits_and_weigh_values_by_them():
@@ -324,22 +330,6 @@ def test_merged_trees_sum_visits_and_weigh_values_by_them():
   np.testing.assert_allclose(merged["qvalues"], [[0.5, 0.0, 1.0]])
   np.testing.assert_allclose(merged["value"], [(5 * 0.2 + 4 * -0.4) / 9])
   assert int(merged["best"][0]) == 0  # a tie goes to the first
-
-
-@pytest.mark.slow
-@pytest.mark.subprocess
-def test_a_uniform_prior_player_plays_any_size_from_a_spec(bundle):
-  rollout = os.path.join(bundle, "rollout")
-  proc = subprocess.run(
-      [sys.executable, "-m", "agz_jax.gtp", "--player",
-       f"alphago:rollout={rollout},prior=uniform,max_rollout_moves=40,tree_nodes=128",
-       "--simulations", "4"],
-      input="boardsize 7\nclear_board\ngenmove b\ngenmove w\nversion\nquit\n", capture_output=True,
-      text=True, timeout=600, cwd=REPO, check=False)
-  assert proc.returncode == 0, proc.stderr[-2000:]
-  replies = [r for r in proc.stdout.split("\n\n") if r.strip()]
-  assert len(replies) == 6 and all(r.startswith("=") for r in replies), proc.stdout
-  assert "alphago-uniform" in replies[4]
 
 
 @pytest.mark.subprocess

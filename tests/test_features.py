@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import go
+from agz_jax import alphago, go
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
 
@@ -259,15 +259,15 @@ def test_rules_commute_with_symmetries():
 def test_ladder_settings_are_frozen_chosen_per_backend_and_checked():
   """How the ladders are read is a value passed to go.features, not a module setting that a
   change after the first trace would silently miss."""
-  default = go.ladder_settings()
-  assert default == go.ladder_settings("cpu" if jax.default_backend() == "cpu" else "accelerator")
-  assert go.ladder_settings("cpu").reader == "device"       # a CPU reads inside the program
-  assert go.ladder_settings("accelerator").reader == "host"  # an accelerator on the host's CPU
+  default = alphago.ladder_settings()
+  assert default == alphago.ladder_settings("cpu" if jax.default_backend() == "cpu" else "accelerator")
+  assert alphago.ladder_settings("cpu").reader == "device"       # a CPU reads inside the program
+  assert alphago.ladder_settings("accelerator").reader == "host"  # an accelerator on the host's CPU
   with pytest.raises(dataclasses.FrozenInstanceError):
     default.lanes = 1.0
-  assert go.LadderSettings(lanes=0.125).lanes_for(64) == 8 and go.LadderSettings().lanes_for(1) == 1
+  assert alphago.LadderSettings(lanes=0.125).lanes_for(64) == 8 and alphago.LadderSettings().lanes_for(1) == 1
   for bad, message in (({"reader": "gpu"}, "reader must be 'device' or 'host'"),
                        ({"lanes": 0.0}, "lanes must be positive"),
                        ({"shrink": 0}, "shrink and host_chunk at least 1")):
     with pytest.raises(ValueError, match=message):
-      go.LadderSettings(**bad)
+      alphago.LadderSettings(**bad)

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference import BLACK, WHITE, ReferenceGo, find_groups, neighbours_table  # noqa: E402
 from reference_planes import PLANE_NAMES, read_ladder, reference_planes  # noqa: E402
 
-from agz_jax import go  # noqa: E402
+from agz_jax import alphago, go  # noqa: E402
 
 SCALE = float(os.environ.get("AGZ_PROPERTY_GAMES_SCALE", "1"))
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I.
@@ -628,7 +628,7 @@ def test_ladder_planes_do_not_depend_on_the_batch(size, text, to_play):
                          ids=["many_lanes", "one_lane", "narrowing_by_2", "narrowing_by_8"])
 def test_ladder_planes_do_not_depend_on_the_lanes(lanes, shrink):
   """How many lanes read a batch's ladders, and how they narrow for the last long readings
-  (go.LadderSettings' lanes and shrink), only changes the speed: the planes must be the
+  (alphago.LadderSettings' lanes and shrink), only changes the speed: the planes must be the
   default's.
 
   The batch mixes readings to the depth limit with many short ones, so that lanes fall idle,
@@ -644,8 +644,8 @@ def test_ladder_planes_do_not_depend_on_the_lanes(lanes, shrink):
   states = initial_states(cfg, setups)
   expected = np.asarray(compiled(cfg)[2](states))
   assert expected[..., LADDER_CAPTURE].sum() >= 5 and expected[..., LADDER_ESCAPE].sum() >= 5
-  ladder = go.LadderSettings(reader="device", lanes=lanes, shrink=shrink)
-  got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", ladder))(states))
+  ladder = alphago.LadderSettings(reader="device", lanes=lanes, shrink=shrink)
+  got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", ladder=ladder))(states))
   np.testing.assert_array_equal(got, expected)
 
 
@@ -660,7 +660,7 @@ def test_ladder_planes_do_not_depend_on_the_chunks(monkeypatch):
   states = initial_states(cfg, setups)
   expected = np.asarray(compiled(cfg)[2](states))
   assert expected[..., LADDER_CAPTURE].sum() >= 3 and expected[..., LADDER_ESCAPE].sum() >= 3
-  ladders = sys.modules["agz_jax.go.ladders"]
+  ladders = alphago.ladders
   monkeypatch.setattr(ladders, "read", functools.partial(ladders.read, chunk=3))
   got = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49"))(states))
   np.testing.assert_array_equal(got, expected)
@@ -674,8 +674,8 @@ def test_the_reader_gives_every_ladder_the_outcome_it_has_read_alone():
   rng = np.random.default_rng(7)
   _, black, white = go.parse_board(DEPTH_14)
   setups = [(black, white, WHITE), (black, white, BLACK)] + [ladder_setup(7, rng) for _ in range(14)]
-  features = sys.modules["agz_jax.go.features"]
-  ladders = sys.modules["agz_jax.go.ladders"]
+  features = alphago.planes
+  ladders = alphago.ladders
 
   def both(states):
     _, *candidates = jax.vmap(functools.partial(
@@ -705,13 +705,13 @@ def test_ladder_planes_read_on_the_host_are_the_ones_read_on_the_device(monkeypa
   _, black, white = go.parse_board(DEPTH_14)
   setups = [(black, white, WHITE)] + [ladder_setup(7, rng) for _ in range(20)]
   states = initial_states(cfg, setups)
-  on_device = dataclasses.replace(go.ladder_settings(), reader="device")
-  expected = np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", on_device))(states))
+  on_device = dataclasses.replace(alphago.ladder_settings(), reader="device")
+  planes = lambda ladder: jax.jit(lambda s: go.features(cfg, s, "alphago49", ladder=ladder))
+  expected = np.asarray(planes(on_device)(states))
   assert expected[..., LADDER_CAPTURE].sum() >= 3 and expected[..., LADDER_ESCAPE].sum() >= 3
-  on_host = go.LadderSettings(reader="host", host_chunk=4)
+  on_host = alphago.LadderSettings(reader="host", host_chunk=4)
   monkeypatch.setattr(os, "cpu_count", lambda: 2)  # two chunks: 11 positions and 10 (+1 padding)
-  np.testing.assert_array_equal(
-      np.asarray(jax.jit(lambda s: go.features(cfg, s, "alphago49", on_host))(states)), expected)
+  np.testing.assert_array_equal(np.asarray(planes(on_host)(states)), expected)
   three = jax.tree.map(lambda a: a.reshape((3, 7) + a.shape[1:]), states)
-  got = jax.jit(jax.vmap(lambda s: go.features(cfg, s, "alphago49", on_host)))(three)
+  got = jax.jit(jax.vmap(lambda s: go.features(cfg, s, "alphago49", ladder=on_host)))(three)
   np.testing.assert_array_equal(np.asarray(got).reshape(expected.shape), expected)

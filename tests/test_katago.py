@@ -13,7 +13,7 @@ import pytest
 
 from agz_jax import go, replay, search, selfplay
 from agz_jax.game import Game
-from agz_jax.nets import AlphaZeroNet
+from agz_jax.nets import AlphaZeroNet, resnet
 from agz_jax.selfplay import StepRecord
 from agz_jax.training import agz
 
@@ -22,17 +22,6 @@ import toy_game
 from configs import default  # noqa: E402  pylint: disable=wrong-import-position
 
 
-@pytest.fixture
-def _optimised_xla():
-  """The test compiles with XLA's usual optimisation, not the suite's cheapest compile
-  (tests/conftest.py): at LLVM optimisation level 0 XLA's CPU backend gives NaN gradients to
-  the network with every switch on (global pooling included) after its first update, where the
-  optimised build, the one users run, trains it."""
-  was = jax.config.read("jax_disable_most_optimizations")
-  jax.config.update("jax_disable_most_optimizations", False)
-  yield
-  jax.config.update("jax_disable_most_optimizations", was)
-
 ALL_HEADS = dict(ownership_head=True, score_head=True, opponent_policy_head=True)
 
 # --------------------------------------------------------------------------- the network
@@ -40,6 +29,18 @@ ALL_HEADS = dict(ownership_head=True, score_head=True, opponent_policy_head=True
 
 def _init(model, size=5, planes=5):
   return model.init(jax.random.PRNGKey(0), jnp.zeros((1, size, size, planes)), train=False)
+
+
+def test_global_pooling_reads_each_channels_mean_and_maximum_and_its_gradient_is_finite():
+  x = jax.random.normal(jax.random.PRNGKey(1), (2, 3, 3, 4))
+  x = x.at[:, :, :, 3].set(0.0)  # a channel ReLU left at 0 everywhere: every point is its max
+  pooled = resnet.global_pool(x)
+  np.testing.assert_allclose(pooled[:, :4], x.mean(axis=(1, 2)), rtol=1e-6)
+  np.testing.assert_array_equal(pooled[:, 4:], x.max(axis=(1, 2)))
+  grad = jax.grad(lambda x: resnet.global_pool(x)[:, 4:].sum())(x)
+  # The maximum's gradient goes to one point per channel: its argmax, the first of ties.
+  np.testing.assert_array_equal(grad.sum(axis=(1, 2)), np.ones((2, 4)))
+  assert grad[:, 0, 0, 3].tolist() == [1.0, 1.0] and np.isfinite(grad).all()
 
 
 def test_with_every_switch_off_the_network_is_alphago_zeros():
@@ -454,7 +455,6 @@ def _config(**overrides):
   return config
 
 
-@pytest.mark.usefixtures("_optimised_xla")
 def test_every_switch_on_trains_inside_the_one_iteration_and_reports_its_losses():
   from agz_jax.metrics import progress_line  # pylint: disable=import-outside-toplevel
   task = agz.AlphaZeroTask(_config())

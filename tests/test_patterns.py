@@ -1,4 +1,4 @@
-"""The fast policies' features (agz_jax.go.patterns) against a slow pure-Python oracle.
+"""The fast policies' features (agz_jax.alphago.patterns) against a slow pure-Python oracle.
 
 Positions come from games of random sensible moves (many captures and ataris), on 7x7, 9x9
 and 19x19, plus hand-drawn captures for the nakade feature. The dictionaries are harvested
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go
-from agz_jax.go import patterns
+from agz_jax.alphago import patterns
 
 import reference_patterns as ref
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, gtp, players
-from agz_jax.players import move_policy
+from agz_jax.players import game_player, move_policy
 
 import helpers
 
@@ -188,6 +188,22 @@ def test_a_compiling_search_does_not_set_the_clock(monkeypatch):
   player.seconds_per_simulation = 1.0  # a count never searched before: compiling, 128 s
   clock.analyse(player, CFG, state, clock.simulations(rules, CFG, state))
   assert player.calls[-1] == 128 and clock.seconds_per_simulation == pytest.approx(0.002)
+
+
+def test_the_game_player_sizes_its_searches_by_the_engines_clock():
+  """GameSearchPlayer (any game, the web page's Dots and Boxes) learns a simulation's time as
+  the GTP engine does: not from the first searches at a count, which may compile."""
+  player = game_player.GameSearchPlayer.__new__(game_player.GameSearchPlayer)
+  player.simulations, player.max_simulations, player.clock = 64, 512, players.SearchClock()
+  for _ in range(players.SearchClock.WARM_AFTER):
+    player.clock.record(64, 30.0)  # compiling
+    assert player.simulations_for(1.0) == 64 and player.seconds_per_simulation is None
+  player.clock.record(64, 0.64)
+  assert player.seconds_per_simulation == pytest.approx(0.01)
+  assert player.simulations_for(1.0) == 64      # 100 fit: the power of two below
+  assert player.simulations_for(100.0) == 512   # at most max_simulations
+  assert player.simulations_for(1e-4) == 8      # at least 8
+  assert player.simulations_for(None) == 64     # no budget: its own count
 
 
 class _TimedProposer(_Proposer):

@@ -24,9 +24,9 @@ PACKAGE = os.path.dirname(os.path.abspath(agz_jax.__file__))
 
 def test_the_public_surface_is_pinned():
   assert sorted(agz_jax.__all__) == [
-      "Evaluator", "Game", "ReplayBuffer", "SearchConfig", "SelfPlayConfig", "TASKS", "arena",
-      "game", "go", "nets", "replay", "run_search", "search", "selfplay", "train_and_evaluate",
-      "training"]
+      "Evaluator", "Game", "ReplayBuffer", "SearchConfig", "SelfPlayConfig", "TASKS", "alphago",
+      "arena", "game", "go", "nets", "replay", "run_search", "search", "selfplay",
+      "train_and_evaluate", "training"]
   for name in agz_jax.__all__:
     assert getattr(agz_jax, name) is not None, name
   assert set(agz_jax.TASKS) == {"selfplay", "sl_policy", "sl_dual", "rollout_policy",
@@ -75,6 +75,10 @@ def test_import_boundaries():
                and m.split(".")[2] in ("rules", "coords", "features", "state", "ladders",
                                        "symmetry", "text", "config")}
     assert not private, (rel, private)
+    if rel.startswith("alphago" + os.sep):
+      # AlphaGo's knowledge builds on the rules and the search, never on what uses it.
+      assert all(m.startswith(("agz_jax.alphago", "agz_jax.go", "agz_jax.search"))
+                 for m in ours), (rel, ours)
     if rel.startswith("nets" + os.sep):
       assert all(m.startswith("agz_jax.nets") for m in ours), (rel, ours)
     if rel.startswith(("search" + os.sep, "selfplay.py", "replay.py", "arena.py",
@@ -84,6 +88,22 @@ def test_import_boundaries():
                             "agz_jax.match", "agz_jax.gtp"}, rel
       assert not any(m.startswith(("agz_jax.go.", "agz_jax.dots_and_boxes."))
                      for m in imports), rel
+
+
+def test_alphagos_planes_are_an_encoding_registered_with_go():
+  # go knows no AlphaGo module; importing the package registers AlphaGo's planes with it.
+  assert {"agz17", "alphago48", "alphago49"} <= set(go.ENCODINGS)
+  cfg = go.GoConfig(size=5, history=8)
+  assert go.planes_shape(cfg, "alphago49") == (5, 5, 49)
+  assert go.num_planes(cfg, "agz17") == 17
+  with pytest.raises(ValueError, match="encoding 'alphago48' is registered already"):
+    go.register_encoding("alphago48", num_planes=48, history=8, encode=None)
+  with pytest.raises(ValueError, match=r"encoding must be one of agz17, alphago48, alphago49"):
+    go.check_encoding(cfg, "alphago50")
+  with pytest.raises(ValueError, match=r"needs game.history >= 8"):
+    go.check_encoding(go.GoConfig(size=5, history=4), "alphago48")
+  with pytest.raises(TypeError):
+    go.ENCODINGS["mine"] = None  # read-only: register_encoding adds one
 
 
 def test_go_satisfies_the_game_protocol():

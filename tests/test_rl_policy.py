@@ -11,7 +11,7 @@ import ml_collections
 import numpy as np
 import pytest
 
-from agz_jax import go, nets, training
+from agz_jax import go, training
 from agz_jax.training import rl_policy
 
 import helpers

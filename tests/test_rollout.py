@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go
-from agz_jax.go import rollout
+from agz_jax.alphago import rollout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference import SUPERKO, ReferenceGo  # noqa: E402  pylint: disable=wrong-import-position

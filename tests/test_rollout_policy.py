@@ -13,7 +13,7 @@ import pytest
 
 from agz_jax import checkpoint, data, go, training
 from agz_jax.data import positions
-from agz_jax.go import patterns
+from agz_jax.alphago import patterns
 from agz_jax.training import rollout_policy
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,7 @@ class FastPolicy(nn.Module):
   """Logits as sums of feature weights (Silver et al. 2016, "Rollout policy").
 
   The input names every point's active features by index (one per feature
-  group, `num_features` meaning none; see agz_jax.go.patterns), so a forward
+  group, `num_features` meaning none; see agz_jax.alphago.patterns), so a forward
   pass is one gather and a sum: about a thousand times cheaper than the policy
   network, which is what lets a search play whole games out at its leaves.
 

@@ -8,8 +8,19 @@ import jax.numpy as jnp
 
 
 def global_pool(x):
-  """[B, H, W, C] -> [B, 2C]: each channel's mean and maximum over the board."""
-  return jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
+  """[B, H, W, C] -> [B, 2C]: each channel's mean and maximum over the board.
+
+  The maximum is read at its argmax, so that its gradient goes to that one point (as
+  KataGo's, a framework's max pooling). `jnp.max`'s gradient instead spreads over the points
+  equal to the maximum, found by comparing them with it again: where the compiler computes
+  the board twice (the forward value, and again inside the gradient's fusion) and the two
+  differ in a last bit, none is equal, and the gradient divides by zero (NaN; seen on the
+  CPU at XLA's lowest optimisation).
+  """
+  flat = x.reshape(x.shape[0], -1, x.shape[-1])                                 # [B, HW, C]
+  where = jnp.argmax(flat, axis=1)[:, None, :]
+  peak = jnp.take_along_axis(flat, where, axis=1)[:, 0, :]
+  return jnp.concatenate([jnp.mean(x, axis=(1, 2)), peak], axis=-1)
 
 
 class ResidualBlock(nn.Module):

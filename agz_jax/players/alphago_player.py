@@ -133,7 +133,7 @@ class AlphaGoPlayer:
       self.groups = rollout_policy.groups_of(rollout_config.model)
       self.variables["rollout"] = {
           "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
-          "tables": go.patterns.make_tables(rollout_vars["patterns"])}
+          "tables": alphago.patterns.make_tables(rollout_vars["patterns"])}
     self.prior = self.value = None
     self.sizes = None  # patterns fit every board
     name = "uniform"

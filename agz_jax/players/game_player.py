@@ -2,7 +2,6 @@
 a time, under a time budget: the web page's engine for games without GTP."""
 
 import functools
-import math
 import time
 
 import jax
@@ -10,6 +9,7 @@ import jax.numpy as jnp
 
 from agz_jax import search
 from agz_jax.game import Game
+from agz_jax.players.move_policy import SearchClock
 from agz_jax.players.network import Network, candidates, search_arrays
 
 
@@ -26,8 +26,8 @@ class GameSearchPlayer:
 
   A move under a time budget searches a power of two of simulations (from 8 to
   `max_simulations`) that fits the budget at the time per simulation measured
-  on earlier moves (each count is compiled once; its first search, which
-  compiles, is not timed).
+  on earlier moves, by the GTP engine's clock (players.SearchClock: each count is
+  compiled once; its first searches, which may compile, are not timed).
 
   Args:
     network: a Network with a value output, trained on `game`.
@@ -43,16 +43,18 @@ class GameSearchPlayer:
     self.network, self.game = network, game
     self.simulations, self.max_simulations = simulations, max_simulations
     self.name = network.name
-    self.seconds_per_simulation = None
-    self._timed = set()  # counts searched (compiled) before
+    self.clock = SearchClock()
     self._key = jax.random.PRNGKey(seed)
+
+  @property
+  def seconds_per_simulation(self) -> float | None:
+    return self.clock.seconds_per_simulation
 
   def simulations_for(self, seconds: float | None) -> int:
     """The simulations a search of `seconds` gets (self.simulations before any timing)."""
-    if seconds is None or self.seconds_per_simulation is None:
+    if seconds is None or self.clock.seconds_per_simulation is None:
       return self.simulations
-    fit = max(1.0, seconds / self.seconds_per_simulation)
-    return int(min(self.max_simulations, max(8, 2 ** math.floor(math.log2(fit)))))
+    return self.clock.fitting(seconds, most=self.max_simulations)
 
   def analyse(self, state, seconds: float | None = None) -> dict:
     """Searches one position: {action, value (for the player to move), candidates: [{action,
@@ -66,7 +68,5 @@ class GameSearchPlayer:
     out = jax.device_get(_search(self.game, net.model, net.encoding, settings, net.variables,
                                  jax.tree.map(lambda x: jnp.asarray(x)[None], state), key))
     spent = time.perf_counter() - started
-    if simulations in self._timed:
-      self.seconds_per_simulation = spent / simulations
-    self._timed.add(simulations)
+    self.clock.record(simulations, spent)
     return {**candidates(out), "simulations": simulations, "seconds": spent}

@@ -88,8 +88,22 @@ class SearchClock:
     budget = self.budget(rules, cfg, state, time_left)
     if budget is None or self.seconds_per_simulation is None:
       return rules.simulations
-    sims = budget / self.seconds_per_simulation
-    return int(2 ** max(int(math.log2(floor)), min(12, math.floor(math.log2(max(sims, 1))))))
+    return self.fitting(budget, floor)
+
+  def fitting(self, seconds: float, floor: int = 8, most: int = 4096) -> int:
+    """The largest power of two of simulations, from `floor` to `most`, that fits `seconds`
+    at the learned time per simulation (which must be known)."""
+    fit = math.floor(math.log2(max(seconds / self.seconds_per_simulation, 1)))
+    return int(min(most, max(floor, 2 ** fit)))
+
+  def record(self, simulations: int, seconds: float) -> None:
+    """A search of `simulations` took `seconds`: learned once the count is warm (WARM_AFTER
+    searches at it before)."""
+    if simulations and simulations > 0:
+      seen = self._searches.get(simulations, 0)
+      self._searches[simulations] = seen + 1
+      if seen >= self.WARM_AFTER:
+        self.seconds_per_simulation = seconds / simulations
 
   def calibrate(self, player, cfg: go.GoConfig, state: go.GoState,
                 simulations: int | None) -> None:
@@ -112,11 +126,7 @@ class SearchClock:
     out = player.analyse(cfg, state, simulations)
     if simulations is None:
       simulations = getattr(player, "simulations", 0)
-    if simulations and simulations > 0:
-      seen = self._searches.get(simulations, 0)
-      self._searches[simulations] = seen + 1
-      if seen >= self.WARM_AFTER:
-        self.seconds_per_simulation = (time.perf_counter() - start) / simulations
+    self.record(simulations, time.perf_counter() - start)
     return out
 
 

@@ -1,7 +1,7 @@
 """AlphaGo's fast policies learn human moves (task "rollout_policy").
 
 The rollout policy p_pi (and, with `model.features = "tree"`, the tree policy
-p_tau) is a linear softmax over the pattern features of `agz_jax.go.patterns`.
+p_tau) is a linear softmax over the pattern features of `agz_jax.alphago.patterns`.
 A fresh run first harvests the pattern dictionaries from `data.harvest_games`
 training games (every position replayed on the device, the canonical codes
 counted on the host; the `model.num_*` most frequent patterns seen at least
@@ -25,11 +25,10 @@ from flax import struct
 from agz_jax import game as game_lib, go, nets, parallel
 from agz_jax.data import positions
 from agz_jax.metrics import format_eta, log
+from agz_jax.alphago import patterns
 from agz_jax.training import optim
 from agz_jax.training.sl_policy import (DataParallelStep, SupervisedTask, cross_entropy_gradients,
                                         load_tables)
-
-patterns = go.patterns
 
 # model.features -> the feature groups of the policy.
 FEATURES = {"rollout": patterns.ROLLOUT_GROUPS, "tree": patterns.TREE_GROUPS}

@@ -25,7 +25,6 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
-from flax import struct
 
 from agz_jax import data, parallel
 from agz_jax.data import positions

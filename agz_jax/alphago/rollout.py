@@ -18,15 +18,14 @@ end.
 """
 
 import functools
+import types
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from agz_jax.go.config import GoConfig
-from agz_jax.go.features import backend_kind, sensible_moves
-from agz_jax.go.rules import result, step
-from agz_jax.go.state import GoState
+from agz_jax.alphago import lanes as lanes_lib
+from agz_jax.go import GoConfig, GoState, result, sensible_moves, step
 
 # logits_fn(states [B]) -> [B, P] or [B, P + 1] logits of the moves (pass is never sampled).
 LogitsFn = Callable[[GoState], jnp.ndarray]
@@ -68,7 +67,7 @@ def _draw(rng_key, logits: jnp.ndarray) -> jnp.ndarray:
 
 
 # How the lanes narrow for the last long games (see `rollouts`), by backend.
-SHRINK = {"cpu": 4, "accelerator": 1}
+SHRINK = types.MappingProxyType({"cpu": 4, "accelerator": 1})
 MIN_LANES = 8
 
 
@@ -124,9 +123,6 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
   def ended(c: _Lanes):
     return c.states.terminated | (c.states.move_count - c.start >= max_moves)
 
-  def cond(c: _Lanes):
-    return jnp.any(c.job < n)
-
   def finish(c: _Lanes, done):
     """Keeps the games that ended (scored after the loop) and hands out the next ones."""
     slot = jnp.where(done, c.job, n)
@@ -157,20 +153,10 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
     # Most moves end no game: the bookkeeping is skipped then.
     return jax.lax.cond(jnp.any(done), finish, lambda c, _: c, c, done)
 
-  shrink = SHRINK[backend_kind()] if shrink is None else shrink
-  widths = [lanes]
-  while shrink > 1 and widths[-1] // shrink >= MIN_LANES:
-    widths.append(widths[-1] // shrink)
-  c = begin
-  for width, narrower in zip(widths, widths[1:] + [0]):
-    if width < lanes:
-      c = _narrow(c, width, n)
-    if narrower:
-      def cond_here(c, narrower=narrower):
-        return cond(c) & ((c.next_job < n) | (jnp.sum(c.job < n) > narrower))
-    else:
-      cond_here = cond
-    c = jax.lax.while_loop(cond_here, body, c)
+  shrink = SHRINK[lanes_lib.backend_kind()] if shrink is None else shrink
+  c = lanes_lib.drain(begin, body, phases=lanes_lib.widths(lanes, shrink, MIN_LANES),
+                      waiting=lambda c: c.next_job < n, busy=lambda c: jnp.sum(c.job < n),
+                      narrow=lambda c, width: _narrow(c, width, n))
   # Scored once at the end: scoring floods the empty regions in a loop that runs as long as the
   # slowest board, too dear to run at every move that ends a game.
   final = states.replace(board=c.boards, forfeit=c.forfeits)
@@ -181,7 +167,7 @@ def rollouts(cfg: GoConfig, logits_fn: LogitsFn, states: GoState, rng_key, *, la
 def _narrow(c: _Lanes, width: int, n: int) -> _Lanes:
   """The games in play (at most `width` of them) moved onto the first `width` lanes."""
   playing = c.job < n
-  order = jnp.argsort(~playing, stable=True)[:width]
+  order = lanes_lib.busy_first(playing, width)
   kept = jax.tree.map(lambda x: x[order], c.states)
   return c._replace(states=kept, job=jnp.where(playing[order], c.job[order], n),
                     start=c.start[order])

@@ -1,7 +1,7 @@
 """Pattern codes of AlphaGo's fast policies: point states, canonical codes, dictionaries.
 
 A pattern is the states of the points at fixed offsets around a centre (the 8
-states of `agz_jax.go.patterns`), packed into two int32 words. Its canonical
+states of `agz_jax.alphago.patterns`), packed into two int32 words. Its canonical
 code is the smallest over the 8 board symmetries; a Dictionary lists every
 symmetric code of a harvested dictionary with its entry's id, for lookup by
 binary search on the device.

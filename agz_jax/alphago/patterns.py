@@ -5,7 +5,7 @@ linear softmax policies over sparse binary features (Extended Data Table 4):
 each feature group gives every empty point at most one active feature, so a
 position is described by `indices(...)`: [P, G] indices into one weight vector,
 and a move's logit is the sum of its G weights (`nets.FastPolicy`). The codes and
-dictionaries of the patterns are in `agz_jax.go.pattern_codes`.
+dictionaries of the patterns are in `agz_jax.alphago.pattern_codes`.
 
 Groups of the rollout policy (ROLLOUT_GROUPS), then the tree policy's extra ones:
 
@@ -54,12 +54,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from agz_jax.go.config import GoConfig
-from agz_jax.go.pattern_codes import (  # noqa: F401  (the codes' names are part of this API)
+from agz_jax.alphago.pattern_codes import (  # noqa: F401  (the codes' names are part of this API)
     BITS, DIAMOND, EMPTY_POINT, KINDS, NUM_STATES, OFF_BOARD, OPPONENT_STONE,
     OWN_STONE, RING, Dictionary, Kind, canonical, nakade_table, pack, point_permutations, unpack)
-from agz_jax.go.rules import liberty_range, neighbour_table
-from agz_jax.go.state import EMPTY, GoState
+from agz_jax.go import EMPTY, GoConfig, GoState, liberty_range, neighbour_table
 
 _ORTHOGONAL = ((-1, 0), (1, 0), (0, -1), (0, 1))
 

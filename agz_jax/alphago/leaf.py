@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from agz_jax import go, search
-from agz_jax.go import patterns, rollout
+from agz_jax.alphago import patterns, rollout
 
 PRIORS = ("sl", "uniform")
 

@@ -44,7 +44,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from agz_jax.go.config import GoConfig
+from agz_jax.alphago import lanes as lanes_lib
+from agz_jax.go import GoConfig
 
 UNDECIDED, CAPTURED, ESCAPED = 0, 1, 2
 
@@ -367,6 +368,51 @@ class _Queue(NamedTuple):
   next: jnp.ndarray
 
 
+def _give(capacity: int, outcomes, r: Reading, index):
+  """The outcomes of the decided readings (lane i reads ladder index[i], `capacity` when
+  idle); their lanes are free after."""
+  done = (r.status != UNDECIDED) & (index < capacity)
+  outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
+  return outcomes, jnp.where(done, capacity, index)
+
+
+def _refill(ladder_at, count, capacity: int, chunk: int, queue: _Queue, outcomes):
+  """Starts the next chunk of ladders: the decided ones give their outcome, the others are
+  queued."""
+  ids = queue.next + jnp.arange(chunk, dtype=jnp.int32)
+  valid = ids < count
+  fresh = jax.vmap(ladder_at)(jnp.minimum(ids, capacity - 1))
+  undecided = valid & (fresh.status == UNDECIDED)
+  outcomes = outcomes.at[jnp.where(valid & ~undecided, ids, capacity)].set(
+      fresh.status, mode="drop")
+  order = jnp.nonzero(undecided, size=chunk, fill_value=chunk - 1)[0]
+  return _Queue(jax.tree.map(lambda a: a[order], fresh), ids[order],
+                jnp.sum(undecided).astype(jnp.int32), jnp.int32(0), queue.next + chunk), outcomes
+
+
+def _hand_in(p: int, capacity: int, chunk: int, r: Reading, index, queue: _Queue, outcomes):
+  """The free lanes, in order, take the queued ladders, in order."""
+  outcomes, index = _give(capacity, outcomes, r, index)
+  free = index >= capacity
+  free_lanes = jnp.nonzero(free, size=index.shape[0], fill_value=index.shape[0])[0]
+  k = jnp.arange(index.shape[0], dtype=jnp.int32)
+  taken = (k < jnp.sum(free)) & (queue.head + k < queue.size)
+  entry = jnp.minimum(queue.head + k, chunk - 1)
+  lane = jnp.where(taken, free_lanes, index.shape[0])                           # past the end: none
+  new = jax.tree.map(lambda a: a[entry], queue.ladders)
+  put = lambda a, v: a.at[lane].set(v, mode="drop")
+  r = Reading(
+      escapers=r.escapers.at[lane, 0].set(new.escapers, mode="drop"),
+      chasers=r.chasers.at[lane, 0].set(new.chasers, mode="drop"),
+      prey=r.prey.at[lane, 0].set(new.prey, mode="drop"),
+      kos=r.kos.at[lane, 0].set(p, mode="drop"),
+      next_try=r.next_try.at[lane, 0].set(0, mode="drop"),
+      level=put(r.level, 0), chaser_first=put(r.chaser_first, new.chaser_first),
+      status=put(r.status, new.status), tries=put(r.tries, 0))
+  queue = queue._replace(head=queue.head + jnp.sum(taken).astype(jnp.int32))
+  return r, put(index, queue.ids[entry]), queue, outcomes
+
+
 def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int = 1,
          chunk: int | None = None) -> jnp.ndarray:
   """Reads ladders 0 .. count - 1 on `lanes` lanes.
@@ -383,9 +429,10 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
     lanes: readings in progress at once; the loop takes about (total moves
       tried) / lanes steps plus the longest reading.
     shrink: once every ladder has been handed out and at most lanes / shrink
-      readings are left, they move onto lanes / shrink lanes, and so on down to
-      one lane. Where a step costs in proportion to its lanes (a CPU), the few
-      long readings at the end then cost little; 1 keeps all the lanes.
+      readings are left, they move onto lanes / shrink lanes, and so on while
+      that leaves a lane (`lanes.widths`). Where a step costs in proportion to its
+      lanes (a CPU), the few long readings at the end then cost little; 1 keeps
+      all the lanes.
     chunk: ladders started at once (default max(256, 4 * lanes), at most
       `capacity`). Starting a ladder costs about as much as a reading step, and
       far less per ladder in large chunks.
@@ -398,77 +445,35 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
   lanes = max(1, min(lanes, capacity))
   chunk = max(1, min(capacity, chunk or max(256, 4 * lanes)))
   count = jnp.asarray(count, jnp.int32)
-  widths = [lanes]
-  while shrink > 1 and widths[-1] > 1:
-    widths.append(max(1, widths[-1] // shrink))
 
-  def give(outcomes, r, index):
-    """The outcomes of the decided readings; their lanes are free after."""
-    done = (r.status != UNDECIDED) & (index < capacity)
-    outcomes = outcomes.at[jnp.where(done, index, capacity)].set(r.status, mode="drop")
-    return outcomes, jnp.where(done, capacity, index)
+  give = functools.partial(_give, capacity)
+  refill = functools.partial(_refill, ladder_at, count, capacity, chunk)
+  hand_in = functools.partial(_hand_in, p, capacity, chunk)
 
-  def refill(queue, outcomes):
-    """Starts the next chunk: the decided ladders give their outcome, the others are queued."""
-    ids = queue.next + jnp.arange(chunk, dtype=jnp.int32)
-    valid = ids < count
-    fresh = jax.vmap(ladder_at)(jnp.minimum(ids, capacity - 1))
-    undecided = valid & (fresh.status == UNDECIDED)
-    outcomes = outcomes.at[jnp.where(valid & ~undecided, ids, capacity)].set(
-        fresh.status, mode="drop")
-    order = jnp.nonzero(undecided, size=chunk, fill_value=chunk - 1)[0]
-    return _Queue(jax.tree.map(lambda a: a[order], fresh), ids[order],
-                  jnp.sum(undecided).astype(jnp.int32), jnp.int32(0), queue.next + chunk), outcomes
+  def step(carry):
+    """Starts the next chunk if the queue is empty, hands the free lanes the queued ladders,
+    and reads every lane one move further."""
+    r, index, queue, outcomes = carry
+    queue, outcomes = jax.lax.cond((queue.head >= queue.size) & (queue.next < count),
+                                   refill, lambda q, o: (q, o), queue, outcomes)
+    free = jnp.any((index >= capacity) | (r.status != UNDECIDED))
+    r, index, queue, outcomes = jax.lax.cond(
+        free & (queue.head < queue.size), hand_in, lambda *c: c, r, index, queue, outcomes)
+    return jax.vmap(functools.partial(_step, cfg))(r), index, queue, outcomes
 
-  def hand_in(r, index, queue, outcomes):
-    """The free lanes, in order, take the queued ladders, in order."""
-    outcomes, index = give(outcomes, r, index)
-    free = index >= capacity
-    free_lanes = jnp.nonzero(free, size=index.shape[0], fill_value=index.shape[0])[0]
-    k = jnp.arange(index.shape[0], dtype=jnp.int32)
-    taken = (k < jnp.sum(free)) & (queue.head + k < queue.size)
-    entry = jnp.minimum(queue.head + k, chunk - 1)
-    lane = jnp.where(taken, free_lanes, index.shape[0])                         # past the end: none
-    new = jax.tree.map(lambda a: a[entry], queue.ladders)
-    put = lambda a, v: a.at[lane].set(v, mode="drop")
-    r = Reading(
-        escapers=r.escapers.at[lane, 0].set(new.escapers, mode="drop"),
-        chasers=r.chasers.at[lane, 0].set(new.chasers, mode="drop"),
-        prey=r.prey.at[lane, 0].set(new.prey, mode="drop"),
-        kos=r.kos.at[lane, 0].set(p, mode="drop"),
-        next_try=r.next_try.at[lane, 0].set(0, mode="drop"),
-        level=put(r.level, 0), chaser_first=put(r.chaser_first, new.chaser_first),
-        status=put(r.status, new.status), tries=put(r.tries, 0))
-    queue = queue._replace(head=queue.head + jnp.sum(taken).astype(jnp.int32))
-    return r, put(index, queue.ids[entry]), queue, outcomes
+  def waiting(carry):
+    queue = carry[2]
+    return (queue.head < queue.size) | (queue.next < count)
 
-  def handed_out(queue):
-    return (queue.head >= queue.size) & (queue.next >= count)
-
-  def phase(carry, then):
-    """Reads until every ladder is handed out and at most `then` lanes read (None: all done)."""
-
-    def body(carry):
-      r, index, queue, outcomes = carry
-      queue, outcomes = jax.lax.cond((queue.head >= queue.size) & (queue.next < count),
-                                     refill, lambda q, o: (q, o), queue, outcomes)
-      free = jnp.any((index >= capacity) | (r.status != UNDECIDED))
-      r, index, queue, outcomes = jax.lax.cond(
-          free & (queue.head < queue.size), hand_in, lambda *c: c, r, index, queue, outcomes)
-      return jax.vmap(functools.partial(_step, cfg))(r), index, queue, outcomes
-
-    def busy(carry):
-      r, index, queue, _ = carry
-      reading = jnp.sum((index < capacity) & (r.status == UNDECIDED))
-      return ~handed_out(queue) | (reading > (0 if then is None else then))
-
-    return jax.lax.while_loop(busy, body, carry)
+  def reading(carry):
+    r, index = carry[0], carry[1]
+    return jnp.sum((index < capacity) & (r.status == UNDECIDED))
 
   def narrow(carry, width):
     """Gives the decided readings' outcomes and moves the rest onto the first `width` lanes."""
     r, index, queue, outcomes = carry
     outcomes, index = give(outcomes, r, index)
-    keep = jnp.argsort(index >= capacity, stable=True)[:width]
+    keep = lanes_lib.busy_first(index < capacity, width)
     return jax.tree.map(lambda a: a[keep], r), index[keep], queue, outcomes
 
   zeros = lambda *shape: jnp.zeros((lanes,) + shape, jnp.int32)
@@ -480,9 +485,6 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
                  jnp.zeros(chunk, jnp.int32), jnp.int32(0), jnp.int32(0), jnp.int32(0))
   outcomes = jnp.full(capacity, UNDECIDED, jnp.int32)
   carry = (idle, jnp.full(lanes, capacity, jnp.int32), queue, outcomes)
-  for i, width in enumerate(widths):
-    if i:
-      carry = narrow(carry, width)
-    carry = phase(carry, widths[i + 1] if i + 1 < len(widths) else None)
-  r, index, _, outcomes = carry
+  r, index, _, outcomes = lanes_lib.drain(carry, step, phases=lanes_lib.widths(lanes, shrink),
+                                          waiting=waiting, busy=reading, narrow=narrow)
   return give(outcomes, r, index)[0]

@@ -1,0 +1,24 @@
+"""AlphaGo (Silver et al. 2016): its hand-made Go knowledge and its leaf evaluation.
+
+`agz_jax.go` holds what every Go network needs (the rules, AlphaGo Zero's 17 planes, the
+symmetries); this package holds what only the 2016 pipeline uses:
+
+* `ladders`: the ladder reader, on the device.
+* `planes`: the 48 planes of the policy networks and the 49 of the value network, which
+  it registers with `go.features` ("alphago48", "alphago49"), and how their ladders are
+  read (`LadderSettings`, `ladder_settings`).
+* `patterns`, `pattern_codes`: the features of the fast rollout and tree policies.
+* `rollout`: games played out by a fast policy, on the device.
+* `lanes`: the lane scheduler that the ladder reader and the rollouts share.
+* `leaf`: the search's leaf evaluation (`evaluator`, `LeafSettings`): the SL prior, and
+  rollouts and the value network mixed by lambda.
+"""
+
+from agz_jax.alphago import lanes, ladders, pattern_codes, patterns, planes, rollout
+from agz_jax.alphago.leaf import PRIORS, LeafSettings, evaluator, rollout_logits
+from agz_jax.alphago.planes import LADDER_DEFAULTS, LadderSettings, ladder_settings
+
+__all__ = [
+    "LADDER_DEFAULTS", "LadderSettings", "LeafSettings", "PRIORS", "evaluator", "ladder_settings",
+    "ladders", "lanes", "pattern_codes", "patterns", "planes", "rollout", "rollout_logits",
+]
