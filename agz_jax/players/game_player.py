@@ -1,24 +1,15 @@
 """A trained network that searches any game of the protocol (Dots and Boxes), one position at
-a time, under a time budget: the web page's engine for games without GTP."""
+a time, under a time budget: the web page's engine for games without GTP. Its search is the
+Go players' (`search_positions`), its clock the GTP engine's (`SearchClock`)."""
 
-import functools
 import time
 
 import jax
 import jax.numpy as jnp
 
-from agz_jax import search
 from agz_jax.game import Game
 from agz_jax.players.move_policy import SearchClock
-from agz_jax.players.network import Network, candidates, search_arrays
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _search(game: Game, model, encoding: str, settings: search.SearchConfig, variables, states,
-            key):
-  out = search.run_search(game, search.flax_network(game, model, encoding), variables, states,
-                          key, settings)
-  return search_arrays(settings, out)
+from agz_jax.players.network import Network, candidates, search_positions
 
 
 class GameSearchPlayer:
@@ -65,8 +56,9 @@ class GameSearchPlayer:
                                  considered_actions=min(16, self.game.num_actions))
     self._key, key = jax.random.split(self._key)
     started = time.perf_counter()
-    out = jax.device_get(_search(self.game, net.model, net.encoding, settings, net.variables,
-                                 jax.tree.map(lambda x: jnp.asarray(x)[None], state), key))
+    out, _ = search_positions(net.model, net.encoding, self.game, settings, net.variables,
+                              jax.tree.map(lambda x: jnp.asarray(x)[None], state), key)
+    out = jax.device_get(out)
     spent = time.perf_counter() - started
     self.clock.record(simulations, spent)
     return {**candidates(out), "simulations": simulations, "seconds": spent}

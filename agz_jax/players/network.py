@@ -31,15 +31,15 @@ def input_planes(config) -> dict:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def search_positions(model, encoding: str, cfg: go.GoConfig, settings: search.SearchConfig,
-                     variables, states: go.GoState, key: jax.Array, reuse=None):
-  """The training search from a batch of positions. Consumes `key`.
+def search_positions(model, encoding: str, game: Game, settings: search.SearchConfig,
+                     variables, states, key: jax.Array, reuse=None):
+  """The training search from a batch of positions of `game` (Go, or any game of the
+  protocol). Consumes `key`.
 
   Returns:
     (dict of arrays: best [B], visits / qvalues / prior [B, A], value [B], children_index and
     children_visits of the tree; the mctx tree, to pass back as `reuse`).
   """
-  game = Game(go, cfg)
   out = search.run_search(game, search.flax_network(game, model, encoding), variables,
                           states, key, settings, reuse=reuse)
   return search_arrays(settings, out), out.search_tree

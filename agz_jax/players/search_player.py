@@ -114,6 +114,6 @@ class SearchPlayer(NetworkPlayer):
     net = self.network
     settings = net.search_config(algorithm=self.algorithm, simulations=simulations,
                                  considered_actions=min(self.considered_actions, cfg.num_actions))
-    out, _ = search_positions(net.model, net.encoding, cfg, settings, net.variables, batch(state),
-                              key)
+    out, _ = search_positions(net.model, net.encoding, Game(go, cfg), settings, net.variables,
+                              batch(state), key)
     return candidates(jax.device_get(out))
