@@ -71,8 +71,8 @@ def check_encoding(cfg: GoConfig, encoding: str) -> None:
     raise ValueError(f"encoding must be one of {', '.join(_ENCODINGS)}, got {encoding!r}")
   history = _ENCODINGS[encoding].history
   if cfg.history < history:
-    raise ValueError(f"encoding {encoding!r} needs game.history >= {history} (turns-since "
-                     f"planes), got {cfg.history}")
+    raise ValueError(f"encoding {encoding!r} needs game.history >= {history}, got "
+                     f"{cfg.history}")
 
 
 def num_planes(cfg: GoConfig, encoding: str) -> int:
