@@ -293,17 +293,6 @@ def test_a_full_tree_ends_the_search(bundle):
 
 
 @pytest.mark.slow
-def test_trees_searched_at_once_add_up_at_the_root(bundle):
-  player = players.AlphaGoPlayer(dict(players.read_bundle(bundle), trees=3), simulations=4)
-  assert player.trees == 3 and player.name.endswith("-trees3")
-  cfg = go.GoConfig(size=9, komi=7.5)
-  out = player.analyse(cfg, go.init(cfg))
-  assert sum(c["visits"] for c in out["candidates"]) == 3 * 4
-  visits = [c["visits"] for c in out["candidates"]]
-  assert visits == sorted(visits, reverse=True) and out["action"] == out["candidates"][0]["action"]
-
-
-@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_uniform_prior_player_from_a_spec_plays_any_size_with_a_tree_on_each_cpu_device(bundle):
   # One GTP process for both: a player given by a spec, on a board of another size than the
@@ -443,11 +432,18 @@ def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
   config.model.layers, config.model.filters, config.model.hidden = 2, 8, 16  # the mixing is the point
   value = helpers.make_checkpoint(tmp_path / "value", config=config)
   small = "max_rollout_moves=40,tree_nodes=128"
+  # Three trees of the position searched at once (root parallelism): one compiled search
+  # for the mixing and the tree count.
   spec = (f"alphago:prior={bundle}/sl,rollout={bundle}/rollout,value={value},lambda=0.5,"
-          f"rollouts_per_leaf=2,{small}")
+          f"rollouts_per_leaf=2,trees=3,{small}")
   player = players.load_player(spec, simulations=4)
-  assert player.name == "agz_jax-alphago-sl-2x8-value-rollouts2-lambda0.5"
+  assert player.trees == 3
+  assert player.name == "agz_jax-alphago-sl-2x8-value-rollouts2-lambda0.5-trees3"
   engine = gtp.Engine(player, simulations=4)
+  out = player.analyse(engine.cfg, go.init(engine.cfg))
+  assert sum(c["visits"] for c in out["candidates"]) == 3 * 4  # the trees add up at the root
+  visits = [c["visits"] for c in out["candidates"]]
+  assert visits == sorted(visits, reverse=True) and out["action"] == out["candidates"][0]["action"]
   _, ok, move = engine.handle("genmove b")
   assert ok and move != "resign"
   # lambda 0 needs no rollout policy; a value network with no lambda mixes at the paper's 0.5;
