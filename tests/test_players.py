@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, gtp, players
-from agz_jax.players import game_player, move_policy
+from agz_jax.players import move_policy
 
 import helpers
 
@@ -190,11 +190,12 @@ def test_a_compiling_search_does_not_set_the_clock(monkeypatch):
   assert player.calls[-1] == 128 and clock.seconds_per_simulation == pytest.approx(0.002)
 
 
-def test_the_game_player_sizes_its_searches_by_the_engines_clock():
-  """GameSearchPlayer (any game, the web page's Dots and Boxes) learns a simulation's time as
-  the GTP engine does: not from the first searches at a count, which may compile."""
-  player = game_player.GameSearchPlayer.__new__(game_player.GameSearchPlayer)
+def test_a_gumbel_search_player_sizes_its_timed_searches_by_the_engines_clock():
+  """A Gumbel SearchPlayer given seconds (the web page's Dots and Boxes) learns a simulation's
+  time as the GTP engine does: not from the first searches at a count, which may compile."""
+  player = players.SearchPlayer.__new__(players.SearchPlayer)
   player.simulations, player.max_simulations, player.clock = 64, 512, players.SearchClock()
+  player._timed = None  # pylint: disable=protected-access
   for _ in range(players.SearchClock.WARM_AFTER):
     player.clock.record(64, 30.0)  # compiling
     assert player.simulations_for(1.0) == 64 and player.seconds_per_simulation is None

@@ -8,9 +8,10 @@ import threading
 import urllib.error
 import urllib.request
 
+import numpy as np
 import pytest
 
-from agz_jax import go, web
+from agz_jax import dots_and_boxes, go, players, web
 from agz_jax.web.server import make_server
 
 import helpers
@@ -80,6 +81,26 @@ def test_dots_and_boxes_over_the_api(dots):
   # Moving second: the engine draws first.
   status, view = call(url, "/api/new", {"human": "second"})
   assert status == 200 and view["moves"][0]["player"] == "first" and view["to_play"] == "second"
+
+
+def test_the_dots_engine_is_the_search_player_and_its_puct_search_plays_any_game(dots):
+  """One player for every game: the page's Dots and Boxes engine is the SearchPlayer of its
+  network, and the PUCT search under a clock (timed_search) grows trees of a Dots position."""
+  session = dots[0]
+  assert isinstance(session.player, players.SearchPlayer)
+  game = session.player.game  # the network's game, with its training run's config
+  assert game.module is dots_and_boxes and (game.cfg.rows, game.cfg.cols) == (2, 3)
+  puct = players.SearchPlayer(session.player.network, simulations=4, algorithm="puct",
+                              considered_actions=16, tree_nodes=32, trees=1)
+  assert puct.timed_search
+  cfg, state = session.cfg, dots_and_boxes.init(session.cfg)
+  state = dots_and_boxes.step(cfg, state, 0)
+  out = puct.analyse(cfg, state)
+  assert sum(c["visits"] for c in out["candidates"]) == 4
+  legal = np.asarray(dots_and_boxes.legal_actions(cfg, state))
+  assert all(legal[c["action"]] for c in out["candidates"]) and legal[out["action"]]
+  again = puct.analyse(cfg, state, seconds=0.05)  # the same position: its tree goes on
+  assert sum(c["visits"] for c in again["candidates"]) > 4
 
 
 def test_bad_requests_get_one_line_and_change_nothing(dots):

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import alphago, go, nets, paths, search
+from agz_jax.game import Game
 from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 
 BUNDLE_FILE = "alphago.json"
@@ -96,6 +97,11 @@ def _number(key, value, kind):
   except (TypeError, ValueError):
     raise ValueError(f"alphago player: {key} must be a{'n integer' if kind is int else ' number'}, "
                      f"got {value!r}") from None
+
+
+def _leaf_evaluator(game: Game, **options) -> search.Evaluator:
+  """AlphaGo's leaf evaluator (alphago.evaluator) for a game of Go."""
+  return alphago.evaluator(game.cfg, **options)
 
 
 class AlphaGoPlayer:
@@ -168,7 +174,7 @@ class AlphaGoPlayer:
         gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
         pb_c_base=1.0, c_puct=settings["c_puct"])
     make_evaluator = EvaluatorMaker.of(
-        alphago.evaluator, settings=self.leaf, rollout_model=self.rollout_model,
+        _leaf_evaluator, settings=self.leaf, rollout_model=self.rollout_model,
         rollout_groups=self.groups, prior_model=self.prior.model if self.prior else None,
         prior_encoding=self.prior.encoding if self.prior else "alphago48",
         value_model=self.value[0] if self.value else None,
@@ -207,11 +213,11 @@ class AlphaGoPlayer:
     """
     if seconds is None:
       simulations = self.simulations if simulations is None else simulations
-    return self._search.analyse(cfg, state, simulations, seconds)
+    return self._search.analyse(Game(go, cfg), state, simulations, seconds)
 
   def prepare(self, cfg: go.GoConfig) -> None:
     """Compiles the search for `cfg`'s games (analyse calls it first)."""
-    self._search.prepare(cfg)
+    self._search.prepare(Game(go, cfg))
 
   def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
     """The search's prior over legal moves (the SL policy at temperature beta, or uniform)."""

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import go, nets, search
+from agz_jax import game as game_lib, nets, search
 from agz_jax.game import Game
 
 
@@ -20,8 +20,7 @@ def make_model(config):
   """The flax module of a checkpoint's config (its policy sized for the run's game)."""
   if config.game.get("name", "go") == "go":
     return nets.make(config.model)
-  from agz_jax import game as game_lib  # pylint: disable=import-outside-toplevel
-  return nets.make(config.model, num_actions=game_lib.make(config.game).num_actions)
+  return nets.make(config.model, num_actions=game_of(config).num_actions)
 
 
 def input_planes(config) -> dict:
@@ -82,9 +81,7 @@ def _principal_variation(tree: dict, action: int, depth: int = 10) -> list[int]:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _policy(model, encoding: str, has_value: bool, cfg: go.GoConfig, variables,
-            states: go.GoState):
-  game = Game(go, cfg)
+def _policy(model, encoding: str, has_value: bool, game: Game, variables, states):
   evaluator = search.flax_network(game, model, encoding, has_value=has_value)
   logits, value, _ = search.evaluate(game, evaluator, variables, states, jax.random.PRNGKey(0))
   return jax.nn.softmax(logits, axis=-1), value
@@ -100,6 +97,7 @@ class Network:
     planes: GoConfig fields of the positions it reads (input_planes).
     encoding: the input planes it was trained on (config.model.encoding).
     has_value: False for an SL policy network, which has no value output.
+    game: the game it plays, with the config of its training run (game_of).
     sizes: the board sizes it plays, (config.game.size,).
     name: 'agz_jax-BxC' (blocks x channels) or 'agz_jax-sl-LxF' (layers x filters).
   """
@@ -111,6 +109,7 @@ class Network:
     self.encoding = config.model.encoding
     self.sizes = (config.game.size,) if "size" in config.game else ()  # Go's
     self.has_value = nets.has_value(config.model)
+    self.game = game_of(config)
     variables = jax.tree.map(jnp.asarray, variables)
     if self.has_value:
       self.variables = variables
@@ -139,14 +138,19 @@ class Network:
         max_num_considered_actions=considered_actions,
         dirichlet_fraction=self.config.eval.dirichlet_fraction)
 
-  def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
+  def policy(self, cfg, state) -> tuple[np.ndarray, float]:
     """The prior over legal moves ([A] numpy) and the value for the player to move (0 without
-    a value output)."""
-    prior, value = _policy(self.model, self.encoding, self.has_value, cfg, self.variables,
-                           batch(state))
+    a value output) of a position of its game (`cfg`: Go's GoConfig, or the game's config)."""
+    prior, value = _policy(self.model, self.encoding, self.has_value,
+                           Game(self.game.module, cfg), self.variables, batch(state))
     return np.asarray(prior[0]), float(value[0])
 
 
-def batch(state: go.GoState) -> go.GoState:
+def game_of(config) -> Game:
+  """The game of a training run's config (Go where its game section names none)."""
+  return game_lib.make({"name": "go", **dict(config.game)})
+
+
+def batch(state):
   """One game as a batch of one."""
   return jax.tree.map(lambda x: jnp.asarray(x)[None], state)

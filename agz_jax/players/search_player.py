@@ -1,27 +1,33 @@
-"""A trained network that searches: AlphaGo Zero's player."""
+"""A trained network that searches: AlphaGo Zero's player, for Go or any game of the protocol
+(the web page's Dots and Boxes)."""
+
+import time
 
 import jax
 
-from agz_jax import go, search
+from agz_jax import search
 from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
+from agz_jax.players.move_policy import SearchClock
 from agz_jax.players.network import Network, batch, candidates, search_positions
 from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 
 # PUCT trees' nodes when the player is not told: a game's searches all have this size (or
 # room for twice the simulations of a move, if that is more).
 TREE_NODES = 4096
+# A Gumbel search given seconds: at most this many simulations.
+MAX_SIMULATIONS = 1024
 
 
-def _network_evaluator(cfg: go.GoConfig, *, model, encoding: str) -> search.Evaluator:
-  return search.flax_network(Game(go, cfg), model, encoding)
+def _network_evaluator(game: Game, *, model, encoding: str) -> search.Evaluator:
+  return search.flax_network(game, model, encoding)
 
 
 class SearchPlayer(NetworkPlayer):
   """Chooses its moves by `simulations` of the training search with its network.
 
   Args:
-    network: a Network with a value output.
+    network: a Network with a value output, of any game (Network.game).
     simulations: searches per move, at least 1.
     algorithm: 'gumbel' or 'puct' (default: the training run's).
     seed: PRNG seed of the search's noise.
@@ -36,22 +42,27 @@ class SearchPlayer(NetworkPlayer):
     trees: PUCT: trees of the position searched at once, their root visits and values summed
       (root parallelism): 0 (the default) one per device, so that every device (on a CPU
       split into devices, every core) searches; a device's trees are one batch.
+    max_simulations: Gumbel: the most simulations a search given seconds gets.
 
   The PUCT search grows its tree in steps (players.timed_search): under a clock it searches
   until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
-  for a known count: the engine's clock gives it a number of simulations.
+  for a known count: given seconds, it searches the power of two of simulations (from 8 to
+  `max_simulations`) that fits them at the time per simulation its clock (players.SearchClock)
+  learned on earlier searches, and its own count before the clock knows.
   """
 
   def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
                seed: int = 0, considered_actions: int, reuse_tree: bool = True,
-               tree_nodes: int | None = None, trees: int = 0):
+               tree_nodes: int | None = None, trees: int = 0,
+               max_simulations: int = MAX_SIMULATIONS):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")
-    self.simulations = simulations
+    self.simulations, self.max_simulations = simulations, max_simulations
     self.algorithm = algorithm or network.config.search.algorithm
     self.considered_actions = considered_actions
     self.reuse_tree = reuse_tree
+    self.clock = SearchClock()
     self._key = jax.random.PRNGKey(seed)
     self._timed = None
     self.trees = 1
@@ -73,47 +84,68 @@ class SearchPlayer(NetworkPlayer):
     return self.network.name + (f"-trees{self.trees}" if self.trees > 1 else "")
 
   @property
-  def seconds_per_simulation(self) -> float | None:
-    """PUCT: of the last warm step of a search (every tree's simulation at once)."""
-    return self._timed.seconds_per_simulation if self._timed is not None else None
+  def game(self) -> Game:
+    """The network's game, with the config it was trained on."""
+    return self.network.game
 
-  def prepare(self, cfg: go.GoConfig) -> None:
+  @property
+  def seconds_per_simulation(self) -> float | None:
+    """PUCT: of the last warm step of a search (every tree's simulation at once); Gumbel: of
+    the last search its clock learned from."""
+    if self._timed is not None:
+      return self._timed.seconds_per_simulation
+    return self.clock.seconds_per_simulation
+
+  def simulations_for(self, seconds: float | None) -> int:
+    """Gumbel: the simulations a search of `seconds` gets (self.simulations without seconds
+    or before the clock knows a simulation's time)."""
+    if seconds is None or self.clock.seconds_per_simulation is None:
+      return self.simulations
+    return self.clock.fitting(seconds, most=self.max_simulations)
+
+  def prepare(self, cfg) -> None:
     """PUCT: compiles the search for `cfg`'s games, so that no move's clock pays for it
     (analyse calls it first)."""
     if self._timed is not None:
-      self._timed.prepare(cfg)
+      self._timed.prepare(Game(self.game.module, cfg))
 
   @property
   def timed_search(self) -> bool:
     """Whether analyse(..., seconds=) searches until its time is up (PUCT)."""
     return self._timed is not None
 
-  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
+  def analyse(self, cfg, state, simulations: int | None = None, *,
               seconds: float | None = None) -> dict:
     """Searches the position.
 
     Args:
-      cfg: the game's config (its planes must be self.planes).
+      cfg: the game's config (Go: a GoConfig with the network's planes; another game: its
+        config, self.game.cfg).
       state: the position.
       simulations: this search's simulations (default: self.simulations), at least 1.
-      seconds: PUCT: search until this much time is spent instead.
+      seconds: PUCT: search until this much time is spent instead; Gumbel: the simulations
+        that fit (simulations_for).
 
     Returns:
       dict: action (the most visited, or Gumbel's choice); value (for the player to move,
       [-1, 1]); candidates: a list of {action, visits, value, prior, pv}, most visited first.
     """
+    game = Game(self.game.module, cfg)
     simulations = self.simulations if simulations is None else simulations
     if self._timed is not None:
-      return self._timed.analyse(cfg, state, None if seconds is not None else simulations,
+      return self._timed.analyse(game, state, None if seconds is not None else simulations,
                                  seconds)
     if seconds is not None:
-      raise ValueError("a Gumbel search is given simulations, not seconds")
+      simulations = self.simulations_for(seconds)
     if simulations < 1:
       raise ValueError(f"a search needs at least one simulation, got {simulations}")
     self._key, key = jax.random.split(self._key)
     net = self.network
     settings = net.search_config(algorithm=self.algorithm, simulations=simulations,
-                                 considered_actions=min(self.considered_actions, cfg.num_actions))
-    out, _ = search_positions(net.model, net.encoding, Game(go, cfg), settings, net.variables,
+                                 considered_actions=min(self.considered_actions, game.num_actions))
+    started = time.perf_counter()
+    out, _ = search_positions(net.model, net.encoding, game, settings, net.variables,
                               batch(state), key)
-    return candidates(jax.device_get(out))
+    out = candidates(jax.device_get(out))
+    self.clock.record(simulations, time.perf_counter() - started)
+    return out

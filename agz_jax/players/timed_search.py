@@ -1,11 +1,11 @@
 """A player's PUCT search under a clock: trees of one size grown in steps (search.anytime)
 until the time is up, on every device at once (one program, each device on its own trees,
-no communication between them).
+no communication between them), for any game of the protocol (agz_jax.game).
 
 Both search players use it: the AlphaGo player (rollouts at the leaves) and AlphaGo
-Zero's PUCT player (the network's value). A board compiles two programs, once for all the
-devices, before any move's clock starts (`prepare`); every move, time budget and simulation
-count then runs them.
+Zero's PUCT player (the network's value, on Go or any game). A game's config (a board size,
+a komi) compiles two programs, once for all the devices, before any move's clock starts
+(`prepare`); every move, time budget and simulation count then runs them.
 """
 
 import dataclasses
@@ -19,7 +19,7 @@ import numpy as np
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from agz_jax import go, parallel, search
+from agz_jax import parallel, search
 from agz_jax.game import Game
 from agz_jax.players.network import candidates, search_arrays
 
@@ -34,10 +34,10 @@ _TREES = PartitionSpec(parallel.DATA)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), static_argnames="num_nodes")
-def _start(make_evaluator, cfg, settings, mesh, variables, states, key, reuse, *, num_nodes):
+def _start(make_evaluator, game, settings, mesh, variables, states, key, reuse, *, num_nodes):
   def start(variables, roots, key, *, first_game):
     states, reuse = roots
-    tree = search.anytime.start(Game(go, cfg), make_evaluator(cfg), variables, states,
+    tree = search.anytime.start(game, make_evaluator(game), variables, states,
                                 jax.random.fold_in(key, first_game), settings,
                                 num_nodes=num_nodes, reuse=reuse)
     return tree, search.anytime.nodes_used(tree)
@@ -46,9 +46,9 @@ def _start(make_evaluator, cfg, settings, mesh, variables, states, key, reuse, *
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), donate_argnums=5)
-def _grow(make_evaluator, cfg, settings, mesh, variables, tree, key, simulations):
+def _grow(make_evaluator, game, settings, mesh, variables, tree, key, simulations):
   def grow(variables, tree, key, simulations, *, first_game):
-    tree = search.anytime.grow(Game(go, cfg), make_evaluator(cfg), variables, tree,
+    tree = search.anytime.grow(game, make_evaluator(game), variables, tree,
                                jax.random.fold_in(key, first_game), settings, simulations)
     return tree, search.anytime.nodes_used(tree)
   return parallel.per_shard(mesh, grow, games_arg=1, out_specs=_TREES)(
@@ -65,7 +65,7 @@ def _arrays(settings, mesh, tree):
 
 @dataclasses.dataclass(frozen=True)
 class EvaluatorMaker:
-  """cfg -> leaf evaluator: `function(cfg, **settings)`.
+  """game -> leaf evaluator: `function(game, **settings)`.
 
   Two makers of one function and equal settings are equal: players built alike (a new player
   for each match, each test) share the compiled programs, which they key.
@@ -77,8 +77,8 @@ class EvaluatorMaker:
   def of(cls, function: Callable[..., search.Evaluator], **settings) -> "EvaluatorMaker":
     return cls(function, tuple(sorted(settings.items())))
 
-  def __call__(self, cfg: go.GoConfig) -> search.Evaluator:
-    return self.function(cfg, **dict(self.settings))
+  def __call__(self, game: Game) -> search.Evaluator:
+    return self.function(game, **dict(self.settings))
 
 
 def _fewest_used(used: jax.Array, trees_per_device: int) -> int:
@@ -113,7 +113,7 @@ class TimedSearch:
   """Trees of a position searched in steps until a time or a count of simulations is spent.
 
   Args:
-    make_evaluator: cfg -> the leaf evaluator (search.Evaluator), an EvaluatorMaker: equal
+    make_evaluator: game -> the leaf evaluator (search.Evaluator), an EvaluatorMaker: equal
       makers share the compiled programs, which they key.
     settings: the search's settings (algorithm 'alphago' or 'puct').
     variables: the evaluator's variables (copied to each device that searches).
@@ -150,26 +150,27 @@ class TimedSearch:
       self._variables = jax.device_put(variables, NamedSharding(self._mesh, PartitionSpec()))
       self._tree_sharding = NamedSharding(self._mesh, _TREES)
     self._key = jax.random.PRNGKey(seed)
-    self._searched = None  # (trees, GoConfig) of the last search
-    self._blank = {}  # GoConfig -> trees of the search's shape with no node in them
-    self._compiled = set()  # GoConfigs whose programs have run once (prepare)
+    self._searched = None  # (trees, Game) of the last search
+    self._blank = {}  # Game -> trees of the search's shape with no node in them
+    self._compiled = set()  # Games whose programs have run once (prepare)
 
-  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None,
+  def analyse(self, game: Game, state, simulations: int | None = None,
               seconds: float | None = None) -> dict:
     """Searches the position: `simulations` more simulations of each tree, or as many as fit in
     `seconds` (at least one), in steps of at most STEP_SECONDS sized from the time the last
     warm steps took; fewer when the trees are full. The root's visits and values are summed
-    over the trees (merge_trees). The result as SearchPlayer.analyse's.
+    over the trees (merge_trees). `game`: the game and its config (a Game, hashable); `state`
+    a position of it. The result as SearchPlayer.analyse's.
     """
     if seconds is None and (simulations is None or simulations < 1):
       raise ValueError(f"a search needs at least one simulation, got {simulations}")
     if seconds is not None and not seconds > 0:
       raise ValueError(f"a search needs a positive time, got {seconds} seconds")
-    self.prepare(cfg)
+    self.prepare(game)
     start_time = time.perf_counter()
-    trees, used = self._start(cfg, state)
+    trees, used = self._start(game, state)
     if seconds is None:
-      trees, used = self._grow(cfg, trees, min(simulations, self.tree_nodes - used), used)
+      trees, used = self._grow(game, trees, min(simulations, self.tree_nodes - used), used)
     else:
       deadline = start_time + seconds
       grown = 0
@@ -181,54 +182,54 @@ class TimedSearch:
             break
           step = max(1, min(fits, int(STEP_SECONDS / self.seconds_per_simulation)))
         step = min(step, self.tree_nodes - used)
-        trees, used = self._grow(cfg, trees, step, used)
+        trees, used = self._grow(game, trees, step, used)
         grown += step
         if time.perf_counter() >= deadline:
           break
-    self._searched = (trees, cfg)
+    self._searched = (trees, game)
     return candidates(merge_trees([jax.device_get(_arrays(self._settings, self._mesh, trees))]))
 
-  def prepare(self, cfg: go.GoConfig) -> None:
-    """Compiles the search for `cfg`'s games on every device (by a search of the empty
-    board), so that no move's time goes to compiling; analyse calls it first."""
-    if cfg in self._blank:
+  def prepare(self, game: Game) -> None:
+    """Compiles the search for `game` on every device (by a search of its first position),
+    so that no move's time goes to compiling; analyse calls it first."""
+    if game in self._blank:
       return
     # Trees of the right shape with no node in them: `start` finds nothing to keep there, so
     # every search of the game, first or not, runs the one program compiled for kept trees.
-    states = self._roots(go.init(cfg))
+    states = self._roots(game.init())
     shapes = jax.eval_shape(
-        lambda v, s, k: search.anytime.start(Game(go, cfg), self._make_evaluator(cfg), v, s, k,
+        lambda v, s, k: search.anytime.start(game, self._make_evaluator(game), v, s, k,
                                              self._settings, num_nodes=self.tree_nodes),
         self._variables, states, self._key)
-    self._blank[cfg] = jax.device_put(jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
-                                      self._tree_sharding)
-    trees, used = self._start(cfg, go.init(cfg), reuse=False)
-    self._grow(cfg, trees, 1, used)
-    self._compiled.add(cfg)
+    self._blank[game] = jax.device_put(
+        jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes), self._tree_sharding)
+    trees, used = self._start(game, game.init(), reuse=False)
+    self._grow(game, trees, 1, used)
+    self._compiled.add(game)
 
-  def _roots(self, state: go.GoState) -> go.GoState:
+  def _roots(self, state):
     """The position, once per tree."""
     return jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[None], self.trees, 0), state)
 
-  def _start(self, cfg: go.GoConfig, state: go.GoState, reuse: bool = True):
+  def _start(self, game: Game, state, reuse: bool = True):
     """(the trees of the position, their fewest nodes used)."""
-    kept = self._blank[cfg]
-    if reuse and self.reuse_tree and self._searched is not None and self._searched[1] == cfg:
+    kept = self._blank[game]
+    if reuse and self.reuse_tree and self._searched is not None and self._searched[1] == game:
       kept = self._searched[0]
     self._searched = None  # grown (and given up) by the caller
     self._key, key = jax.random.split(self._key)
-    trees, used = _start(self._make_evaluator, cfg, self._settings, self._mesh, self._variables,
+    trees, used = _start(self._make_evaluator, game, self._settings, self._mesh, self._variables,
                          self._roots(state), key, kept, num_nodes=self.tree_nodes)
     return trees, _fewest_used(used, self._trees_per_device)
 
-  def _grow(self, cfg: go.GoConfig, trees, simulations: int, used: int):
+  def _grow(self, game: Game, trees, simulations: int, used: int):
     """(trees with `simulations` more simulations each, fewest nodes used by a device's trees),
     timed when already compiled. The devices search at the same time."""
     began = time.perf_counter()
     self._key, key = jax.random.split(self._key)
-    trees, used_now = _grow(self._make_evaluator, cfg, self._settings, self._mesh,
+    trees, used_now = _grow(self._make_evaluator, game, self._settings, self._mesh,
                             self._variables, trees, key, np.int32(simulations))
     used_now = _fewest_used(used_now, self._trees_per_device)  # waits for the search
-    if cfg in self._compiled and used_now > used:
+    if game in self._compiled and used_now > used:
       self.seconds_per_simulation = (time.perf_counter() - began) / (used_now - used)
     return trees, used_now

@@ -24,17 +24,13 @@ def make_session(spec: str, *, seconds: float = 1.0, komi: float = players.KOMI,
     FileNotFoundError: no checkpoint there.
     ValueError: a checkpoint that cannot play.
   """
-  from agz_jax import game as game_lib  # pylint: disable=import-outside-toplevel
-  from agz_jax.players.alphago_player import is_bundle  # pylint: disable=import-outside-toplevel
-  from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
+  from agz_jax import go  # pylint: disable=import-outside-toplevel
   from agz_jax.web.sessions import DotsSession, GoSession  # pylint: disable=import-outside-toplevel
-  if not is_bundle(spec):
-    network = Network.from_checkpoint(spec)
-    if network.config.game.get("name", "go") != "go":
-      from agz_jax.players.game_player import GameSearchPlayer  # pylint: disable=import-outside-toplevel
-      player = GameSearchPlayer(network, game_lib.make(network.config.game), seed=seed)
-      return DotsSession(player, seconds=seconds)
-  return GoSession(load_player(spec, seed=seed), komi=komi, seconds=seconds)
+  player = load_player(spec, seed=seed)
+  game = getattr(player, "game", None)
+  if game is not None and game.module is not go:
+    return DotsSession(player, seconds=seconds)
+  return GoSession(player, komi=komi, seconds=seconds)
 
 
 def main(argv=None):

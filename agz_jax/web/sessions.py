@@ -91,7 +91,7 @@ class GoSession:
 
 
 class DotsSession:
-  """Dots and Boxes against a GameSearchPlayer: after the person's line the engine draws its
+  """Dots and Boxes against a SearchPlayer of its network: after the person's line the engine draws its
   lines (several while it keeps completing boxes) until it is the person's turn again."""
 
   game_name = "dots_and_boxes"
@@ -138,7 +138,7 @@ class DotsSession:
 
   def _reply(self) -> None:
     while not bool(self.state.terminated) and int(self.state.to_play) != self.human:
-      self.analysis = self.player.analyse(self.state, self.seconds)
+      self.analysis = self.player.analyse(self.cfg, self.state, seconds=self.seconds)
       self._step(int(self.analysis["action"]))
 
   def undo(self) -> None:
