@@ -62,6 +62,29 @@ def default_compile_cache() -> str:
   return os.path.join(base, "agz_jax", "jax")
 
 
+def add_engine_flags(parser) -> None:
+  """The flags of a process that plays (the GTP engine, the web page): its CPU devices, on each
+  of which a search grows a tree, and the folder of its compiled searches (use_engine_flags)."""
+  parser.add_argument("--cpu-devices", type=int, default=None,
+                      help="on a machine without an accelerator, split the CPU into this many "
+                           "devices, on each of which a PUCT or AlphaGo search grows a tree of "
+                           "the position at the same time (default: one per core this process "
+                           "may use)")
+  parser.add_argument("--compile-cache", default=default_compile_cache(),
+                      help="folder where compiled searches are kept, so that the next start "
+                           "skips compiling ('none': off; default %(default)s)")
+
+
+def use_engine_flags(args) -> None:
+  """Applies add_engine_flags' flags; call before anything touches devices or compiles.
+
+  Raises:
+    ValueError: a device count below 1.
+  """
+  use_cpu_devices(len(os.sched_getaffinity(0)) if args.cpu_devices is None else args.cpu_devices)
+  use_compile_cache(None if args.compile_cache == "none" else args.compile_cache)
+
+
 def use_compile_cache(directory: str | None, min_compile_seconds: float = 0.5) -> None:
   """Keeps compiled programs in `directory` (None: off) for later processes to load.
 

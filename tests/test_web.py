@@ -169,10 +169,14 @@ def test_go_over_the_api(go_game):
 
 
 def test_the_command_line_names_what_is_wrong(tmp_path):
+  # In this process JAX already runs: its devices and compile cache stay as they are.
+  here = ["--cpu-devices", "1", "--compile-cache", "none"]
   with pytest.raises(SystemExit, match="web: no pretrained network 'nothing'"):
-    web.main(["--pretrained", "nothing"])
+    web.main(["--pretrained", "nothing", *here])
   with pytest.raises(SystemExit, match="web: .*checkpoint"):
-    web.main(["--checkpoint", str(tmp_path / "none")])
+    web.main(["--checkpoint", str(tmp_path / "none"), *here])
+  with pytest.raises(SystemExit, match="web: the CPU devices .* must be at least 1, got 0"):
+    web.main(["--pretrained", "nothing", "--cpu-devices", "0"])
 
 
 # -- a real browser --------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """The command line of the GTP engine (python -m agz_jax.gtp)."""
 
 import argparse
-import os
 import sys
 
 from agz_jax.gtp.engine import Engine
@@ -39,19 +38,10 @@ def main(argv=None):
                       help="without search: draw the first N moves of a game from the policy")
   parser.add_argument("--quiet", action="store_true",
                       help="no line on stderr about each move's search")
-  parser.add_argument("--cpu-devices", type=int, default=None,
-                      help="on a machine without an accelerator, split the CPU into this many "
-                           "devices, on each of which a PUCT or AlphaGo search grows a tree of "
-                           "the position at the same time (default: one per core this process "
-                           "may use)")
-  parser.add_argument("--compile-cache", default=parallel.default_compile_cache(),
-                      help="folder where compiled searches are kept, so that the next start "
-                           "skips compiling ('none': off; default %(default)s)")
+  parallel.add_engine_flags(parser)
   args = parser.parse_args(argv)
   try:
-    parallel.use_compile_cache(None if args.compile_cache == "none" else args.compile_cache)
-    parallel.use_cpu_devices(len(os.sched_getaffinity(0)) if args.cpu_devices is None
-                             else args.cpu_devices)
+    parallel.use_engine_flags(args)
     spec = ("random" if args.random else args.player or args.checkpoint
             or players.pretrained_path(args.pretrained))
     player = load_player(spec,

@@ -13,7 +13,7 @@ unless --host says otherwise; it holds one game at a time.
 import argparse
 import sys
 
-from agz_jax import paths, players
+from agz_jax import parallel, paths, players
 from agz_jax.players.load import load_player, pretrained_path
 
 
@@ -44,8 +44,10 @@ def main(argv=None):
   parser.add_argument("--seconds", type=float, default=1.0, help="the engine's time per move")
   parser.add_argument("--komi", type=float, default=players.KOMI, help="Go: komi")
   parser.add_argument("--seed", type=int, default=0)
+  parallel.add_engine_flags(parser)
   args = parser.parse_args(argv)
   try:
+    parallel.use_engine_flags(args)
     spec = args.checkpoint or pretrained_path(args.pretrained)
     session = make_session(spec, seconds=args.seconds, komi=args.komi, seed=args.seed)
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
