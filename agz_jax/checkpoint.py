@@ -299,8 +299,9 @@ def upgrade_config(config: dict) -> dict:
   Older runs named their input planes in `game.features` (now the network's
   `model.encoding`), had no `model.kind` (self-play runs trained the residual
   network, "sl_policy" runs the policy network), no `task` (all were self-play)
-  no `eval.dirichlet_fraction` (evaluation games had no root noise) and no
-  `search.c_puct` (AlphaGo's search came later: its paper's 5).
+  no `eval.dirichlet_fraction` (evaluation games had no root noise), no
+  `search.c_puct` (AlphaGo's search came later: its paper's 5) and, for value networks,
+  no `model.relu_1x1` (they were trained with a ReLU after their 1x1 layer).
   """
   config = json.loads(json.dumps(config))
   config.setdefault("task", "selfplay")
@@ -309,6 +310,8 @@ def upgrade_config(config: dict) -> dict:
   model.setdefault("encoding", game.pop("features", "agz17"))
   game.pop("features", None)
   model.setdefault("kind", "policy" if config["task"] == "sl_policy" else "resnet")
+  if model["kind"] == "value":
+    model.setdefault("relu_1x1", True)
   config.setdefault("eval", {}).setdefault("dirichlet_fraction", 0.0)
   if "search" in config:
     config["search"].setdefault("c_puct", 5.0)

@@ -29,7 +29,8 @@ def get_config() -> ml_collections.ConfigDict:
   c.game = ml_collections.ConfigDict({"name": "go", "size": 19, "komi": 7.5, "history": 8,
                                       "max_moves": 722})
   c.model = ml_collections.ConfigDict({"kind": "value", "encoding": "alphago49", "layers": 6,
-                                       "filters": 48, "hidden": 256, "dtype": "float32"})
+                                       "filters": 48, "hidden": 256, "relu_1x1": False,
+                                       "dtype": "float32"})
 
   c.value = ml_collections.ConfigDict()
   c.value.source = "selfplay"  # "human_cache" (data.human_value), "human" (every human position)

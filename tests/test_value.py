@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agz_jax import data, go, nets, players, training
+from agz_jax import checkpoint, data, go, nets, players, training
 from agz_jax.data import value_data
 from agz_jax.nets import ValueNet
 
@@ -148,6 +148,29 @@ def test_the_games_do_not_depend_on_the_devices(policies, tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
+def test_the_1x1_layer_keeps_its_gradient_and_older_networks_keep_their_relu():
+  """The paper leaves the ReLU after the 1x1 layer open. With one, a single channel whose
+  every point is negative passes no gradient: the network is stuck for good (it happened on
+  human games within ten steps). Without it (the default) the gradient flows; networks saved
+  before the setting load with the ReLU they were trained with."""
+  planes = jnp.ones((2, 5, 5, 49))
+  for relu, flows in ((False, True), (True, False)):
+    net = ValueNet(layers=2, filters=4, hidden=8, relu_1x1=relu)
+    params = net.init(jax.random.PRNGKey(0), planes)
+    out = params["params"]["conv_out"]
+    out["kernel"], out["bias"] = 1e-3 * out["kernel"], jnp.full((1,), -0.5)  # every point < 0
+    grads = jax.grad(lambda p: jnp.sum((net.apply(p, planes) - 1.0) ** 2))(params)
+    moved = float(jnp.max(jnp.abs(grads["params"]["conv_out"]["kernel"])))
+    assert (moved > 0) == flows, (relu, moved)
+  assert ValueNet.relu_1x1 is False
+  old = {"task": "value", "model": {"kind": "value", "layers": 2, "filters": 4, "hidden": 8}}
+  assert checkpoint.upgrade_config(old)["model"]["relu_1x1"] is True
+  new = {"task": "value", "model": {**old["model"], "relu_1x1": False}}
+  assert checkpoint.upgrade_config(new)["model"]["relu_1x1"] is False
+  shipped, _ = checkpoint.load_network(os.path.join(REPO, "pretrained", "alphago-19x19", "value_net"))
+  assert shipped.model.relu_1x1 is True and nets.make(shipped.model).relu_1x1 is True
+
+
 def _value_config(**overrides):
   config = value_cpu.get_config()
   config.game.size, config.game.komi, config.game.max_moves = 5, 0.5, 50
@@ -172,9 +195,13 @@ def test_training_on_self_play_positions_learns_them(tmp_path):
                    {"encoding": "alphago49", "size": 5, "komi": 0.5})
   config = _value_config(**{"value.data_dir": str(tmp_path / "vd"), "steps": 150,
                             "eval.every": 150, "checkpoint.every": 150, "log_every": 50})
+  del config.model["relu_1x1"]  # a config that does not say: the task writes its default
   training.train_and_evaluate(config, str(tmp_path / "run"))
   rows = [json.loads(t) for t in open(tmp_path / "run" / "metrics.jsonl")]
   assert rows[-1]["train_mse"] < 0.9 * rows[0]["loss_value"] and "test_mse" in rows[-1]
+  # The checkpoint says which 1x1 layer it has, so that it loads with the one it trained.
+  saved, _ = checkpoint.load_network(str(tmp_path / "run"))
+  assert saved.model.relu_1x1 is False
   with pytest.raises(ValueError, match="is a value network, which has no moves to play"):
     players.load_player(str(tmp_path / "run"))
 

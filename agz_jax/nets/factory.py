@@ -14,7 +14,7 @@ KINDS = {
                               "ownership_head", "score_head", "opponent_policy_head"), True),
     "policy": (PolicyNet, ("layers", "filters"), False),
     "fast_policy": (FastPolicy, ("num_features",), False),
-    "value": (ValueNet, ("layers", "filters", "hidden"), False),
+    "value": (ValueNet, ("layers", "filters", "hidden", "relu_1x1"), False),
 }
 # Kinds whose output is a value only (no policy to play with).
 VALUE_ONLY = ("value",)
@@ -38,8 +38,8 @@ def make(model_config, num_actions: int | None = None):
       (logits, value)); policy:
       layers, filters (AlphaGo's policy CNN, returns logits); fast_policy:
       num_features (AlphaGo's rollout / tree policy on pattern features,
-      returns logits); value: layers, filters, hidden (AlphaGo's value
-      network, returns values).
+      returns logits); value: layers, filters, hidden, relu_1x1 (AlphaGo's
+      value network, returns values).
     num_actions: the game's actions, for a resnet's policy (None: Go's,
       one per point and a pass).
   """

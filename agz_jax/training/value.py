@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 
-from agz_jax import go, parallel
+from agz_jax import go, nets, parallel
 from agz_jax.data import positions, value_data
 from agz_jax.metrics import format_eta, log
 from agz_jax.training import optim
@@ -96,6 +96,11 @@ class ValueTask(SupervisedTask):
     if config.value.source not in FOLDER_SOURCES + ("human",):
       raise ValueError(f"value.source must be 'selfplay', 'human_cache' or 'human', got "
                        f"{config.value.source!r}")
+    if "relu_1x1" not in config.model:
+      # Saved with the network, so that its checkpoint loads with the layer it trained with
+      # (checkpoint.upgrade_config gives value networks saved without it their old ReLU).
+      with config.unlocked():
+        config.model.relu_1x1 = nets.ValueNet.relu_1x1
     self._build(config)
     go.check_encoding(self.cfg, config.model.encoding)
     shards = self.mesh.devices.size
