@@ -12,6 +12,10 @@ def test_widths_divide_while_enough_lanes_are_left():
   assert lanes.widths(64, 4, 8) == [64, 16]   # 4 would be below the fewest, 8
   assert lanes.widths(20, 4, 8) == [20]
   assert lanes.widths(8, 1) == [8]            # shrink 1: the lanes never narrow
+  # The ladder reader's rule: a division below the fewest ends on a phase of the fewest.
+  assert lanes.widths(32, 4, end_at_fewest=True) == [32, 8, 2, 1]
+  assert lanes.widths(32, 4) == [32, 8, 2]
+  assert lanes.widths(1, 4, end_at_fewest=True) == [1]
 
 
 def test_busy_lanes_go_first_in_their_order():

@@ -485,6 +485,7 @@ def read(cfg: GoConfig, count, capacity: int, ladder_at, lanes: int, shrink: int
                  jnp.zeros(chunk, jnp.int32), jnp.int32(0), jnp.int32(0), jnp.int32(0))
   outcomes = jnp.full(capacity, UNDECIDED, jnp.int32)
   carry = (idle, jnp.full(lanes, capacity, jnp.int32), queue, outcomes)
-  r, index, _, outcomes = lanes_lib.drain(carry, step, phases=lanes_lib.widths(lanes, shrink),
-                                          waiting=waiting, busy=reading, narrow=narrow)
+  phases = lanes_lib.widths(lanes, shrink, end_at_fewest=True)  # the longest readings on one lane
+  r, index, _, outcomes = lanes_lib.drain(carry, step, phases=phases, waiting=waiting,
+                                          busy=reading, narrow=narrow)
   return give(outcomes, r, index)[0]

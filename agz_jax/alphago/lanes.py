@@ -19,11 +19,16 @@ def backend_kind() -> str:
   return "cpu" if jax.default_backend() == "cpu" else "accelerator"
 
 
-def widths(lanes: int, shrink: int, fewest: int = 1) -> list[int]:
+def widths(lanes: int, shrink: int, fewest: int = 1, *, end_at_fewest: bool = False) -> list[int]:
   """The lanes of each phase: `lanes`, then divided by `shrink` (rounded down) as long as that
-  leaves at least `fewest`."""
+  leaves at least `fewest`; with `end_at_fewest`, a division that leaves fewer ends on a last
+  phase of `fewest` lanes (the ladder reader's longest readings finish on one lane)."""
   out = [lanes]
-  while shrink > 1 and out[-1] // shrink >= fewest:
+  while shrink > 1 and out[-1] > fewest:
+    if out[-1] // shrink < fewest:
+      if end_at_fewest:
+        out.append(fewest)
+      break
     out.append(out[-1] // shrink)
   return out
 
