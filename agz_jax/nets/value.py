@@ -19,7 +19,7 @@ class ValueNet(nn.Module):
 
   The paper does not say whether a ReLU follows the 1x1 layer. With one, that
   layer's single channel can die: on human games (results hard to read, mean
-  near 0) it fell to zero at every point within ten Adam steps, the gradient
+  near 0) it fell below zero at every point early in training, the gradient
   with it, and the network said the same value for every position from then on.
   So none by default; `relu_1x1=True` is the layer of the networks trained before
   (their checkpoints load with it).

@@ -27,8 +27,11 @@ def make_session(spec: str, *, seconds: float = 1.0, komi: float = players.KOMI,
   from agz_jax import go  # pylint: disable=import-outside-toplevel
   from agz_jax.web.sessions import DotsSession, GoSession  # pylint: disable=import-outside-toplevel
   player = load_player(spec, seed=seed)
-  game = getattr(player, "game", None)
-  if game is not None and game.module is not go:
+  network = getattr(player, "network", None)
+  if network is not None and network.game.module is not go:
+    if not isinstance(player, players.SearchPlayer):
+      raise ValueError(f"{spec}: {network.name} has no value output to search with; the page "
+                       "plays a network of this game that has one")
     return DotsSession(player, seconds=seconds)
   return GoSession(player, komi=komi, seconds=seconds)
 
