@@ -200,7 +200,9 @@ def _browser():
   for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--window-size=1000,900"):
     options.add_argument(arg)
-  return webdriver.Chrome(service=Service(driver), options=options)
+  # The browser keeps its own allocator (the suite preloads jemalloc for Python processes).
+  env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+  return webdriver.Chrome(service=Service(driver, env=env), options=options)
 
 
 @pytest.mark.slow
