@@ -100,6 +100,10 @@ def reusing_loop(reused: mctx.Tree, kept: jax.Array, num_simulations: int):
     some = kept > 0
     tree = jax.tree.map(
         lambda m, f: jnp.where(some.reshape((-1,) + (1,) * (m.ndim - 1)), m, f), merged, fresh)
+    if isinstance(num_simulations, int) and num_simulations == 0:
+      # No simulation to run: the loop's body (the evaluator) is not traced, so a search's
+      # start compiles the evaluator once, for its roots.
+      return key, tree
     first = jnp.maximum(jnp.max(kept), 1) - 1
     return jax.lax.fori_loop(first, jnp.minimum(first + num_simulations, upper), body_fun,
                              (key, tree))
