@@ -21,6 +21,8 @@ import pytest
 
 from agz_jax import checkpoint
 
+import helpers
+
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -295,7 +297,7 @@ def _random_games(folder, count=8, length=30):
   for i in range(count):
     state, moves = go.init(cfg), []
     for _ in range(length):
-      action = int(rng.choice(np.flatnonzero(np.asarray(go.legal_actions(cfg, state))[:-1])))
+      action = int(rng.choice(np.flatnonzero(np.asarray(helpers.legal_moves(cfg, state))[:-1])))
       moves.append(action)
       state = go.play(cfg, [action], state)
     games.append(data.Game(setup_black=np.zeros(0, np.int16), setup_white=np.zeros(0, np.int16),

@@ -20,6 +20,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 from configs import rollout_policy as rollout_config  # noqa: E402  pylint: disable=wrong-import-position
 from configs import tree_policy  # noqa: E402  pylint: disable=wrong-import-position
+import helpers  # noqa: E402  pylint: disable=wrong-import-position
 
 CFG = go.GoConfig(size=9, max_moves=162)
 
@@ -29,7 +30,7 @@ def local_game(rng, length, date):
   state = go.init(CFG)
   moves = []
   for _ in range(length):
-    legal = np.flatnonzero(np.asarray(go.legal_actions(CFG, state))[:-1])
+    legal = np.flatnonzero(np.asarray(helpers.legal_moves(CFG, state))[:-1])
     near = [p for p in legal if moves and abs(p // 9 - moves[-1] // 9) + abs(p % 9 - moves[-1] % 9) == 1]
     action = int(rng.choice(near if near and rng.random() < 0.9 else legal))
     moves.append(action)

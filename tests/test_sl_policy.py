@@ -23,6 +23,7 @@ from agz_jax.nets import PolicyNet
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 from configs import sl_policy_cpu  # noqa: E402  pylint: disable=wrong-import-position
+import helpers  # noqa: E402  pylint: disable=wrong-import-position
 
 CFG = go.GoConfig(size=9, komi=7.5, max_moves=162)
 ENCODING = "alphago48"
@@ -34,7 +35,7 @@ def random_game(rng, length, setup=False, white_first=False, date="2016-01-01", 
   state = go.init(cfg, black=black, to_play=go.WHITE if white_first else go.BLACK)
   moves = []
   for _ in range(length):
-    legal = np.flatnonzero(np.asarray(go.legal_actions(cfg, state))[:-1])
+    legal = np.flatnonzero(np.asarray(helpers.legal_moves(cfg, state))[:-1])
     action = int(rng.choice(legal))
     moves.append(action)
     state = go.play(cfg, [action], state)
