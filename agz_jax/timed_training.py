@@ -13,6 +13,10 @@ step, one position of each), and writes to OUT:
   NAME.tar.gz           the same folder as one file
   metrics.jsonl         the run's metrics (top-1, value MSE by move number, ...)
 
+`--init-from pretrained/human-19x19` trains the shipped network on (a second
+lease's minutes add to the first's), with `--value-weight` to weigh its value
+head more.
+
 The learning rate follows the clock: a first stretch of `--calibrate` seconds
 measures the steps per second, then the run resumes with `steps` set to what
 the remaining time allows and the step size halved at each third of them, so
@@ -41,6 +45,8 @@ def _config(args, accelerator: bool):
   c.model.dtype = "bfloat16" if accelerator else "float32"
   c.data.games_per_batch = args.games_per_batch
   c.train.learning_rate = args.learning_rate
+  c.train.value_weight = args.value_weight
+  c.init_from = args.init_from or ""
   c.train.clip_norm = 5.0
   c.eval.num_positions = c.eval.num_value_positions = 4096
   c.eval.chunk = 512
@@ -105,6 +111,11 @@ def main(argv=None) -> int:
   parser.add_argument("--channels", type=int, default=128)
   parser.add_argument("--games-per-batch", type=int, default=1024)
   parser.add_argument("--learning-rate", type=float, default=0.1)
+  parser.add_argument("--value-weight", type=float, default=0.25,
+                      help="the value loss's weight against the policy's (default 0.25)")
+  parser.add_argument("--init-from", default=None,
+                      help="start from this dual network (e.g. pretrained/human-19x19) instead "
+                           "of random weights; --blocks and --channels must be its")
   parser.add_argument("--name", default="human-19x19", help="the network's folder name in OUT")
   parser.add_argument("--workdir", default=None, help="training workdir (default OUT/NAME-run)")
   parser.add_argument("--smoke", action="store_true",
@@ -121,7 +132,10 @@ def main(argv=None) -> int:
   budget = 60.0 * args.minutes
   config.steps = 10**9
   config.eval.every = config.checkpoint.every = 10**9  # the stretch ends with both
-  training.train_and_evaluate(config, workdir, time_limit_s=min(args.calibrate, budget))
+  try:
+    training.train_and_evaluate(config, workdir, time_limit_s=min(args.calibrate, budget))
+  except (FileNotFoundError, checkpoint.CheckpointMismatch) as e:  # a network to start from
+    sys.exit(f"timed_training: {e}")                               # not there, or not fitting
   done, per_step = _last_speed(workdir)
   left = budget - (time.perf_counter() - start)
   steps = done + max(int(left / max(per_step, 1e-6) * 0.9), 1)  # 10% for evaluations, saves

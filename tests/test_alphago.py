@@ -245,6 +245,30 @@ def bundle(tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_a_dual_networks_value_head_values_the_leaves(bundle, tmp_path):
+  dual = helpers.make_checkpoint(tmp_path / "dual")   # AlphaGo Zero's resnet, 9x9
+  config, variables = checkpoint.load_network(dual)
+  player = players.load_player(f"alphago:prior={bundle}/sl,value={dual},lambda=0,tree_nodes=64",
+                               simulations=4)
+  model, encoding = player.value
+  assert isinstance(model, alphago.DualValue) and encoding == config.model.encoding
+  assert set(player.variables["value"]) == set(variables)   # its batch statistics too
+  # A leaf's value is the value head's, on the dual network's own planes.
+  engine = gtp.Engine(player, simulations=4)
+  states = jax.tree.map(lambda x: x[None], go.play(engine.cfg, [40, 41]))
+  evaluate = alphago.evaluator(engine.cfg, player.leaf, rollout_model=None, rollout_groups=None,
+                               prior_model=player.prior.model, prior_encoding=player.prior.encoding,
+                               value_model=model, value_encoding=encoding)
+  _, value = jax.jit(evaluate)(player.variables, states, jax.random.PRNGKey(0))
+  _, want = nets.make(config.model).apply(jax.tree.map(jnp.asarray, variables),
+                                          helpers.planes(engine.cfg, states, encoding))
+  assert np.all(np.abs(np.asarray(want)) > 1e-4)
+  np.testing.assert_allclose(np.asarray(value), np.asarray(want), rtol=1e-5, atol=1e-6)
+  _, ok, move = engine.handle("genmove b")
+  assert ok and move != "resign"
+
+
+@pytest.mark.slow
 def test_bundle_player_searches_and_answers_lz_analyze(bundle):
   player = players.load_player(bundle, simulations=8)
   assert isinstance(player, players.AlphaGoPlayer)

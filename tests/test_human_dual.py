@@ -121,19 +121,46 @@ def _spread_game(offset, length=30, date="2016-01-01"):
                    date=date, source=f"KGS-test:{offset}")
 
 
+def test_supervised_training_starts_from_a_given_network(tmp_path, capsys):
+  import helpers  # pylint: disable=import-outside-toplevel
+  config = _tiny_config(str(tmp_path / "games"))
+  start = helpers.make_checkpoint(tmp_path / "start", config=config.copy_and_resolve_references(),
+                                  channels=16)
+  config.init_from = start
+  state = training.make_task(config).init(0)
+  assert f"starting from the network of {start} (a 1x16 resnet on agz17 planes for 9x9)" in (
+      capsys.readouterr().out)
+  _, given = checkpoint.load_network(start)
+  jax.tree.map(np.testing.assert_array_equal, {"params": state.params,
+                                               "batch_stats": state.batch_stats}, given)
+  assert int(state.step) == 0
+  config.model.channels = 8
+  with pytest.raises(checkpoint.CheckpointMismatch,
+                     match=r"^init_from: .* holds a 1x16 resnet on agz17 planes for 9x9; this "
+                           r"run trains a 1x8 resnet on agz17 planes for 9x9: set model.blocks"):
+    training.make_task(config).init(0)
+
+
 def test_timed_training_smoke_ships_a_network(tmp_path):
   games = [_spread_game(k) for k in range(6)] + [_spread_game(k, date="2017-06-01") for k in (6, 7)]
   data.save(data.from_games(19, games), str(tmp_path / "games"))
   out = tmp_path / "out"
+  # It trains on from a network given (the smoke run's size), at the value weight given.
+  import helpers  # pylint: disable=import-outside-toplevel
+  start = helpers.make_checkpoint(tmp_path / "start", config=sl_dual_19x19.get_config(),
+                                  value_hidden=8)
   cmd = [sys.executable, "-m", "agz_jax.timed_training", "--smoke", "--data",
          str(tmp_path / "games"), "--out", str(out), "--workdir", str(tmp_path / "run")]
-  proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+  proc = subprocess.run(cmd + ["--init-from", start, "--value-weight", "1.5"], cwd=REPO,
+                        capture_output=True, text=True, timeout=600)
   assert proc.returncode == 0, proc.stdout + proc.stderr
+  assert f"starting from the network of {start} (a 1x8 resnet" in proc.stdout
   assert "first stretch: 1 step(s)" in proc.stdout and "3 more" in proc.stdout
   assert "skipped: bfloat16 (CPU: float32)" in proc.stdout
   assert sorted(os.listdir(out)) == ["human-19x19", "human-19x19.tar.gz", "metrics.jsonl"]
   config, network = checkpoint.load_network(str(out / "human-19x19"))
   assert config.task == "sl_dual" and config.model.blocks == 1 and network["batch_stats"]
+  assert config.train.value_weight == 1.5 and config.init_from == start
   rows = [json.loads(line) for line in open(out / "metrics.jsonl", encoding="utf-8")]
   assert rows[-1]["iteration"] == 4 and "val_mse" in rows[-1]
   with tarfile.open(out / "human-19x19.tar.gz") as tar:
@@ -144,6 +171,14 @@ def test_timed_training_smoke_ships_a_network(tmp_path):
   proc = subprocess.run(cmd[:5] + [str(tmp_path / "none"), "--out", str(tmp_path / "o2")],
                         cwd=REPO, capture_output=True, text=True, timeout=300)
   assert proc.returncode != 0 and "no games.npz" in proc.stderr.strip().splitlines()[-1]
+  # A network of another size to start from: one line, before any training.
+  deeper = helpers.make_checkpoint(tmp_path / "deeper", config=sl_dual_19x19.get_config(),
+                                   value_hidden=8, blocks=2)
+  proc = subprocess.run(cmd[:6] + ["--out", str(tmp_path / "o3"), "--init-from", deeper],
+                        cwd=REPO, capture_output=True, text=True, timeout=300)
+  last = proc.stderr.strip().splitlines()[-1]
+  assert proc.returncode != 0 and last.startswith("timed_training: init_from: "), proc.stderr
+  assert "holds a 2x8 resnet on agz17 planes for 19x19; this run trains a 1x8 resnet" in last
 
 
 def test_a_network_exported_in_bfloat16_plays_in_float32(tmp_path):
@@ -181,6 +216,9 @@ def test_the_shipped_19x19_network_opens_like_a_human():
   searcher = load.load_player(path, simulations=4)
   assert type(searcher).__name__ == "SearchPlayer"
   assert searcher.algorithm == "puct" and searcher.timed_search
+  # Its value head is less sure than its policy: Q on the values' own scale (BENCHMARKS.md).
+  assert searcher.network.search_config(algorithm="puct", simulations=8,
+                                        considered_actions=1).q_transform == "bounded"
 
 
 # Self-play at the tiniest size (tests/test_resume.py's), one iteration, no evaluation.

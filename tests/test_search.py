@@ -16,6 +16,7 @@ import pytest
 
 from agz_jax import go, search
 from agz_jax.game import Game
+from agz_jax.search.action_selection import puct_scores
 from agz_jax.nets import AlphaZeroNet
 
 import helpers
@@ -327,6 +328,58 @@ def test_dirichlet_alpha_scales_with_the_board():
 def test_unknown_algorithm_is_refused():
   with pytest.raises(ValueError, match="gumbel"):
     helpers.search_config(algorithm="alphabeta")
+
+
+# ---------------------------------------------------------------------------- Q transforms
+
+CENTRE = 12
+
+
+def _centre_is_slightly_worse(variables, states, rng_key):
+  """Prior 60% on the centre; whoever holds the centre is 0.1 worse off, so the move that takes
+  it is worth -0.1 to its player, every other move 0."""
+  del variables, rng_key
+  batch = states.board.shape[0]
+  logits = jnp.zeros((batch, CFG.num_actions)).at[:, CENTRE].set(jnp.log(0.6 * 25 / 0.4))
+  centre = states.board.reshape(batch, -1)[:, CENTRE]
+  held = jnp.where(centre == states.to_play, -0.1, 0.1)
+  return logits, jnp.where(centre == go.EMPTY, 0.0, held)
+
+
+@functools.cache
+def _q_search(q_transform):
+  settings = helpers.search_config(algorithm="puct", num_simulations=150, dirichlet_fraction=0.0,
+                                   q_transform=q_transform)
+  states = jax.tree.map(lambda x: x[None], go.init(CFG))
+  return jax.jit(lambda key: search.run_search(GAME, _centre_is_slightly_worse, {}, states, key,
+                                                settings))(jax.random.PRNGKey(0))
+
+
+def test_bounded_q_lets_a_small_value_difference_weigh_little_against_the_prior():
+  shares = {}
+  for name in ("siblings", "bounded"):
+    visits = np.asarray(_q_search(name).search_tree.summary().visit_counts[0], np.float64)
+    shares[name] = visits[CENTRE] / visits.sum()
+  # Stretched between siblings, 0.1 of value is the whole [0, 1] scale: once the centre's
+  # prior term has fallen below the others', they take most of the visits. On the values'
+  # own scale (-0.1 -> 0.45 against 0.5) the prior's 60% keeps them on the centre.
+  assert shares["bounded"] > 0.9, shares
+  assert shares["siblings"] < 0.5, shares
+
+
+def test_bounded_q_is_the_value_on_its_own_scale_and_a_loss_unvisited():
+  tree = jax.tree.map(lambda x: x[0], _q_search("siblings").search_tree)
+  visits = np.asarray(tree.children_visits[0])
+  q_values = np.asarray(tree.qvalues(0), np.float64)
+  q, _ = puct_scores(tree, 0, pb_c_init=1.25, pb_c_base=19652.0, q_transform="bounded")
+  want = np.where(visits > 0, (q_values + 1) / 2, 0.0)
+  np.testing.assert_allclose(np.asarray(q), want, atol=1e-6)
+  assert np.any(np.delete(visits, CENTRE) > 0)    # some visited child besides the centre
+
+
+def test_unknown_q_transform_is_refused():
+  with pytest.raises(ValueError, match="q_transform must be one of siblings, bounded"):
+    helpers.search_config(algorithm="puct", q_transform="minmax")
 
 
 # ---------------------------------------------------------------------------- forced win

@@ -11,14 +11,15 @@ symmetries); this package holds what only the 2016 pipeline uses:
 * `rollout`: games played out by a fast policy, on the device.
 * `lanes`: the lane scheduler that the ladder reader and the rollouts share.
 * `leaf`: the search's leaf evaluation (`evaluator`, `LeafSettings`): the SL prior, and
-  rollouts and the value network mixed by lambda.
+  rollouts and the value network (or a dual network's value head, `DualValue`) mixed by
+  lambda.
 """
 
 from agz_jax.alphago import lanes, ladders, pattern_codes, patterns, planes, rollout
-from agz_jax.alphago.leaf import PRIORS, LeafSettings, evaluator, rollout_logits
+from agz_jax.alphago.leaf import PRIORS, DualValue, LeafSettings, evaluator, rollout_logits
 from agz_jax.alphago.planes import LADDER_DEFAULTS, LadderSettings, ladder_settings
 
 __all__ = [
-    "LADDER_DEFAULTS", "LadderSettings", "LeafSettings", "PRIORS", "evaluator", "ladder_settings",
+    "DualValue", "LADDER_DEFAULTS", "LadderSettings", "LeafSettings", "PRIORS", "evaluator", "ladder_settings",
     "ladders", "lanes", "pattern_codes", "patterns", "planes", "rollout", "rollout_logits",
 ]

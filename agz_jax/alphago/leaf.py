@@ -17,6 +17,7 @@ move played) is the search's `algorithm = "alphago"` (agz_jax.search).
 """
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -57,6 +58,17 @@ class LeafSettings:
       raise ValueError(f"rollouts per leaf must be a positive integer, got {self.rollouts_per_leaf!r}")
 
 
+@dataclasses.dataclass(frozen=True)
+class DualValue:
+  """A dual network's value head (AlphaGo Zero's resnet) in a value network's place:
+  `apply(variables, planes)` gives its [B] values and drops its policy."""
+
+  model: Any
+
+  def apply(self, variables, planes):
+    return self.model.apply(variables, planes)[1]
+
+
 def rollout_logits(cfg: go.GoConfig, rollout_model, groups: tuple[str, ...]):
   """logits_fn(variables, states) of a fast policy: variables = {'params', 'tables'}."""
   def logits_fn(variables, states):
@@ -90,8 +102,8 @@ def evaluator(cfg: go.GoConfig, settings: LeafSettings, *, rollout_model, rollou
       its feature groups (None with lambda 0: no rollout is played).
     prior_model, prior_encoding: the SL policy network and its input planes
       (for settings.prior == "sl").
-    value_model, value_encoding: the value network and its input planes (for
-      settings.mixing below 1).
+    value_model, value_encoding: the value network (or a dual network's value head,
+      DualValue) and its input planes (for settings.mixing below 1).
 
   `variables` holds, with rollouts (lambda above 0), {'rollout': {'params', 'tables'}}; with the SL prior
   'prior': the policy network's variables, with a value network 'value': its

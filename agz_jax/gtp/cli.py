@@ -32,6 +32,10 @@ def main(argv=None):
   parser.add_argument("--no-tree-reuse", action="store_true",
                       help="PUCT search: start every search afresh instead of from the subtree "
                            "of the position reached")
+  parser.add_argument("--q-transform", choices=("siblings", "bounded"), default=None,
+                      help="PUCT search: a child's Q stretched between its siblings' (siblings) "
+                           "or on the values' own scale, so that the prior weighs more where the "
+                           "value is unsure (bounded); default: the network's")
   parser.add_argument("--considered-actions", type=int, default=players.CONSIDERED_ACTIONS,
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
@@ -49,7 +53,8 @@ def main(argv=None):
                                       else args.simulations),
                          algorithm=args.algorithm, seed=args.seed, sample_moves=args.sample_moves,
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
-                         considered_actions=args.considered_actions)
+                         considered_actions=args.considered_actions,
+                         q_transform=args.q_transform)
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations

@@ -8,7 +8,8 @@ A player is described by a bundle: a folder with `alphago.json`, e.g.
 
 where "prior", "rollout" and "value" name checkpoints (training workdirs or
 checkpoint folders; relative to the bundle) of an SL policy network, a fast
-rollout policy and a value network; "prior": "uniform" searches without a policy
+rollout policy and a value network (or a dual network, whose value head values
+the leaves); "prior": "uniform" searches without a policy
 network; "lambda" weighs the rollouts against the value network in a leaf's value
 (the paper's mixing: 1 rollouts only, 0 the value network only, which needs no
 rollout policy; 0.5 by default when a value network is given, else 1); "tree_nodes" is the
@@ -104,6 +105,29 @@ def _leaf_evaluator(game: Game, **options) -> search.Evaluator:
   return alphago.evaluator(game.cfg, **options)
 
 
+def _value_network(path: str):
+  """((model, encoding), variables, sizes) of the leaves' value: a value network's (task
+  value) or a dual network's value head (AlphaGo Zero's resnet, alphago.DualValue)."""
+  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+  config, variables = checkpoint.load_network(path)
+  if config.model.kind == "value":
+    model, variables = nets.make(config.model), {"params": variables["params"]}
+  elif nets.has_value(config.model):
+    model = alphago.DualValue(nets.make(config.model))
+  else:
+    raise ValueError(f"{path} holds a {config.model.kind} network, not a value network nor a "
+                     "dual network with a value head (resnet): give one of those as value=DIR")
+  if config.game.get("name", "go") != "go":
+    raise ValueError(f"{path} plays {config.game.name}, not Go: give a Go network as value=DIR")
+  try:
+    go.check_encoding(go.GoConfig(size=config.game.size, **AlphaGoPlayer.planes),
+                      config.model.encoding)
+  except ValueError as e:
+    raise ValueError(f"{path}: its {e}; the AlphaGo player keeps "
+                     f"{AlphaGoPlayer.planes['history']} boards") from None
+  return (model, config.model.encoding), jax.tree.map(jnp.asarray, variables), (config.game.size,)
+
+
 class AlphaGoPlayer:
   """Searches with AlphaGo's PUCT, its leaves valued by rollouts of the fast policy, the value
   network, or both mixed by lambda.
@@ -144,13 +168,7 @@ class AlphaGoPlayer:
     self.sizes = None  # patterns fit every board
     name = "uniform"
     if settings["value"] != "none":
-      value_config, value_vars = checkpoint.load_network(settings["value"])
-      if value_config.model.kind != "value":
-        raise ValueError(f"{settings['value']} holds a {value_config.model.kind} network, not a "
-                         "value network")
-      self.value = (nets.make(value_config.model), value_config.model.encoding)
-      self.variables["value"] = {"params": jax.tree.map(jnp.asarray, value_vars["params"])}
-      self.sizes = (value_config.game.size,)
+      self.value, self.variables["value"], self.sizes = _value_network(settings["value"])
     elif self.leaf.mixing < 1.0:
       raise ValueError(f"alphago player: lambda {self.leaf.mixing:g} mixes in a value network: "
                        "give one (value=DIR), or use lambda = 1 (rollouts only)")

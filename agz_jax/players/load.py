@@ -17,7 +17,7 @@ CONSIDERED_ACTIONS = 16
 
 def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | None = None, seed: int = 0,
                 sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
-                considered_actions: int = CONSIDERED_ACTIONS):
+                considered_actions: int = CONSIDERED_ACTIONS, q_transform: str | None = None):
   """A player from its description.
 
   Args:
@@ -31,6 +31,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     reuse_tree: a PUCT search starts from the subtree of the position reached.
     policy_only: play the network's policy without search.
     considered_actions: Gumbel search: actions kept at the root.
+    q_transform: PUCT search: 'siblings' or 'bounded' (search.SearchConfig.q_transform;
+      default: the training run's).
 
   Returns:
     A RandomPlayer; an AlphaGoPlayer; a PolicyPlayer for an SL policy network
@@ -53,7 +55,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
   if policy_only or simulations <= 0 or not network.has_value:
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
-                      considered_actions=considered_actions, reuse_tree=reuse_tree)
+                      considered_actions=considered_actions, reuse_tree=reuse_tree,
+                      q_transform=q_transform)
 
 
 def pretrained_path(name: str) -> str:

@@ -129,14 +129,16 @@ class Network:
     from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
     return cls(*checkpoint.load_network(path))
 
-  def search_config(self, *, algorithm: str, simulations: int,
-                    considered_actions: int) -> search.SearchConfig:
+  def search_config(self, *, algorithm: str, simulations: int, considered_actions: int,
+                    q_transform: str | None = None) -> search.SearchConfig:
     """The run's search settings for play: `algorithm`, `simulations`, at most
-    `considered_actions` Gumbel root actions, the evaluation games' root noise."""
+    `considered_actions` Gumbel root actions, the evaluation games' root noise, and the
+    PUCT search's `q_transform` where given (else the run's)."""
+    overrides = {} if q_transform is None else {"q_transform": q_transform}
     return search.SearchConfig.from_config(
         self.config.search, algorithm=algorithm, num_simulations=simulations,
         max_num_considered_actions=considered_actions,
-        dirichlet_fraction=self.config.eval.dirichlet_fraction)
+        dirichlet_fraction=self.config.eval.dirichlet_fraction, **overrides)
 
   def policy(self, cfg, state) -> tuple[np.ndarray, float]:
     """The prior over legal moves ([A] numpy) and the value for the player to move (0 without

@@ -1,6 +1,8 @@
 """How a search chooses the child to visit at a node (mctx's action selection functions):
 AlphaGo's rule, and AlphaGo Zero's PUCT with KataGo's forced playouts at the root."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import mctx
@@ -24,15 +26,32 @@ def alphago_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, depth, *,
   return jnp.argmax(jnp.where(legal & ~invalid, score, -jnp.inf)).astype(jnp.int32)
 
 
-def puct_scores(tree: mctx.Tree, node_index, *, pb_c_init: float, pb_c_base: float):
+def make_qtransform(name: str):
+  """mctx's Q transform of SearchConfig.q_transform `name` ('siblings' or 'bounded')."""
+  if name == "bounded":
+    return functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0)
+  if name == "siblings":
+    return mctx.qtransform_by_parent_and_siblings
+  raise ValueError(f"unknown Q transform {name!r}: 'siblings' or 'bounded'")
+
+
+def puct_selection(q_transform: str, *, pb_c_init: float, pb_c_base: float):
+  """mctx's PUCT action selection with the named Q transform."""
+  return functools.partial(mctx.muzero_action_selection, pb_c_init=pb_c_init,
+                           pb_c_base=pb_c_base, qtransform=make_qtransform(q_transform))
+
+
+def puct_scores(tree: mctx.Tree, node_index, *, pb_c_init: float, pb_c_base: float,
+                q_transform: str = "siblings"):
   """([A] Q term, [A] numerator of the prior term) of AlphaGo Zero's PUCT at a node.
 
-  A child's score is q + u / (1 + N), as mctx.muzero_action_selection scores it.
+  A child's score is q + u / (1 + N), as mctx.muzero_action_selection scores it with
+  the named Q transform (SearchConfig.q_transform).
   """
   node_visits = tree.node_visits[node_index]
   pb_c = pb_c_init + jnp.log((node_visits + pb_c_base + 1.0) / pb_c_base)
   u = jnp.sqrt(node_visits) * pb_c * jax.nn.softmax(tree.children_prior_logits[node_index])
-  return mctx.qtransform_by_parent_and_siblings(tree, node_index), u
+  return make_qtransform(q_transform)(tree, node_index), u
 
 
 def forced_playouts(tree: mctx.Tree, node_index, k: float) -> jax.Array:
@@ -43,7 +62,7 @@ def forced_playouts(tree: mctx.Tree, node_index, k: float) -> jax.Array:
 
 
 def forced_root_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, *, pb_c_init: float,
-                          pb_c_base: float, k: float) -> jax.Array:
+                          pb_c_base: float, k: float, q_transform: str = "siblings") -> jax.Array:
   """PUCT at the root, except that a visited child below its forced visits is chosen first.
 
   As in KataGo, only children that already have visits are forced (PUCT decides
@@ -51,7 +70,8 @@ def forced_root_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, *, pb
   one PUCT prefers.
   """
   visits = tree.children_visits[node_index]
-  q, u = puct_scores(tree, node_index, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
+  q, u = puct_scores(tree, node_index, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
+                     q_transform=q_transform)
   score = q + u / (1.0 + visits) + 1e-7 * jax.random.uniform(rng_key, visits.shape)
   valid = ~tree.root_invalid_actions.astype(bool)
   short = valid & (visits > 0) & (visits < forced_playouts(tree, node_index, k))

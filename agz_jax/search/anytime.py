@@ -23,7 +23,7 @@ from agz_jax.game import Game
 from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
-from agz_jax.search.action_selection import alphago_selection
+from agz_jax.search.action_selection import alphago_selection, puct_selection
 from agz_jax.search.mcts import evaluator_key, legal_mask, make_recurrent_fn
 from agz_jax.search.policies import masked_logits
 
@@ -34,8 +34,8 @@ def _selection(search: SearchConfig):
     select = functools.partial(alphago_selection, c_puct=search.c_puct)
     return functools.partial(select, depth=0), select
   if search.algorithm == "puct":
-    select = functools.partial(mctx.muzero_action_selection, pb_c_init=search.pb_c_init,
-                               pb_c_base=search.pb_c_base)
+    select = puct_selection(search.q_transform, pb_c_init=search.pb_c_init,
+                            pb_c_base=search.pb_c_base)
     return functools.partial(select, depth=0), select
   raise ValueError(f"a search grown in steps needs PUCT selection ('alphago' or 'puct'), "
                    f"not {search.algorithm!r}: Gumbel search plans its visits for a known count")

@@ -3,6 +3,7 @@
 import dataclasses
 
 ALGORITHMS = ("gumbel", "puct", "alphago")
+Q_TRANSFORMS = ("siblings", "bounded")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -30,6 +31,12 @@ class SearchConfig:
       have given are taken out of the policy target). Gumbel needs neither:
       its policy target comes from completed Q values, not from visits.
     forced_playouts_k: the k above (KataGo: 2).
+    q_transform: PUCT: how a child's Q enters its score. 'siblings' (MuZero's, mctx's
+      default): stretched to [0, 1] between the lowest and highest Q of the node and its
+      visited children, so that the smallest difference the value makes weighs as much
+      as a won game against a lost one. 'bounded': the values' own range, [-1, 1] mapped
+      to [0, 1], unstretched (AlphaZero's, Leela Zero's): the prior weighs more where the
+      value is unsure. Unvisited children count as losses under both.
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
       uses it against a collapse seen from scratch: with komi, a side that
@@ -48,6 +55,7 @@ class SearchConfig:
   c_puct: float
   forced_playouts: bool = False
   forced_playouts_k: float = 2.0
+  q_transform: str = "siblings"
   min_pass_moves: int = 0
 
   def __post_init__(self):
@@ -57,6 +65,9 @@ class SearchConfig:
     if not isinstance(self.num_simulations, int) or self.num_simulations < 1:
       raise ValueError(f"search.num_simulations must be a positive integer, "
                        f"got {self.num_simulations!r}")
+    if self.q_transform not in Q_TRANSFORMS:
+      raise ValueError(f"search.q_transform must be one of {', '.join(Q_TRANSFORMS)}, "
+                       f"got {self.q_transform!r}")
     if self.forced_playouts and self.algorithm != "puct":
       raise ValueError(f"search.forced_playouts is for the PUCT search (algorithm 'puct'), not "
                        f"{self.algorithm!r}: Gumbel's policy target comes from completed Q "

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import mctx
 
 from agz_jax.search.action_selection import (alphago_selection, forced_playouts,
-                                             forced_root_selection, puct_scores)
+                                             forced_root_selection, puct_scores,
+                                             puct_selection)
 
 
 def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
@@ -80,7 +81,7 @@ def alphago_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recur
 
 
 def pruned_policy(tree: mctx.Tree, *, pb_c_init: float, pb_c_base: float,
-                  k: float) -> jax.Array:
+                  k: float, q_transform: str = "siblings") -> jax.Array:
   """[B, A] KataGo's policy target pruning of the root's visit distribution.
 
   Every child but the most visited one loses as many of its forced visits as it
@@ -92,7 +93,8 @@ def pruned_policy(tree: mctx.Tree, *, pb_c_init: float, pb_c_base: float,
 
   def one(tree):
     visits = tree.children_visits[root].astype(jnp.float32)
-    q, u = puct_scores(tree, root, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
+    q, u = puct_scores(tree, root, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
+                       q_transform=q_transform)
     best = jnp.argmax(visits)
     best_score = q[best] + u[best] / (1.0 + visits[best])
     gap = best_score - q
@@ -109,7 +111,7 @@ def pruned_policy(tree: mctx.Tree, *, pb_c_init: float, pb_c_base: float,
 def forced_puct_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
                        num_simulations: int, *, invalid_actions: jax.Array,
                        dirichlet_fraction: float, dirichlet_alpha: float, pb_c_init: float,
-                       pb_c_base: float, k: float,
+                       pb_c_base: float, k: float, q_transform: str = "siblings",
                        loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
   """AlphaGo Zero's PUCT search with KataGo's forced playouts and policy target pruning.
 
@@ -131,10 +133,11 @@ def forced_puct_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, r
   tree = mctx.search(
       params=variables, rng_key=k_search, root=root, recurrent_fn=recurrent_fn,
       root_action_selection_fn=functools.partial(forced_root_selection, pb_c_init=pb_c_init,
-                                                 pb_c_base=pb_c_base, k=k),
-      interior_action_selection_fn=functools.partial(mctx.muzero_action_selection,
-                                                     pb_c_init=pb_c_init, pb_c_base=pb_c_base),
+                                                 pb_c_base=pb_c_base, k=k, q_transform=q_transform),
+      interior_action_selection_fn=puct_selection(q_transform, pb_c_init=pb_c_init,
+                                                  pb_c_base=pb_c_base),
       num_simulations=num_simulations, invalid_actions=invalid_actions, loop_fn=loop_fn)
   action = jnp.argmax(tree.summary().visit_counts, axis=-1).astype(jnp.int32)
-  weights = pruned_policy(tree, pb_c_init=pb_c_init, pb_c_base=pb_c_base, k=k)
+  weights = pruned_policy(tree, pb_c_init=pb_c_init, pb_c_base=pb_c_base, k=k,
+                          q_transform=q_transform)
   return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)

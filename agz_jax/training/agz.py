@@ -16,7 +16,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import ml_collections
 import optax
 from flax import struct
@@ -25,7 +24,7 @@ from jax.sharding import PartitionSpec
 from agz_jax import arena, game as game_lib, nets, parallel, replay, search
 from agz_jax.metrics import log, progress_line
 from agz_jax.selfplay import Games, SelfPlayConfig, new_games, selfplay
-from agz_jax.training import optim
+from agz_jax.training import optim, warm_start
 from agz_jax.training.loop import Task
 
 
@@ -323,26 +322,8 @@ class AlphaZeroTask(Task):
 
   def _start_from(self, state: TrainState, path: str) -> TrainState:
     """The fresh state with the network of checkpoint `path` (a supervised dual network, say)."""
-    from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
-    given, variables = checkpoint.load_network(path)
-    c, mine = self.config, {"params": state.params, "batch_stats": state.batch_stats}
-    theirs = f"a {given.model.kind!r} network on {given.model.get('encoding')} planes"
-    if given.model.kind == "resnet":
-      theirs = (f"a {given.model.blocks}x{given.model.channels} resnet on "
-                f"{given.model.encoding} planes for {given.game.get('size')}x{given.game.get('size')}")
-    shapes = lambda tree: jax.tree.map(lambda a: tuple(a.shape), tree)
-    try:
-      fits = (given.model.kind == "resnet" and given.model.encoding == c.model.encoding
-              and shapes(variables) == shapes(mine))
-    except (TypeError, ValueError):  # other keys: another network's tree
-      fits = False
-    if not fits:
-      raise ValueError(
-          f"init_from: {path} holds {theirs}; this run trains a {c.model.blocks}x"
-          f"{c.model.channels} resnet on {c.model.encoding} planes for {c.game.get('size')}x"
-          f"{c.game.get('size')}: set model.blocks, model.channels, model.encoding and KataGo's "
-          "switches to the checkpoint's, or start without init_from")
-    variables = jax.tree.map(lambda a, b: np.asarray(a, b.dtype), variables, mine)
+    mine = {"params": state.params, "batch_stats": state.batch_stats}
+    variables, theirs = warm_start.load_start(path, self.config, mine)
     put = lambda: (jax.device_put(variables["params"], self.shardings.params),
                    jax.device_put(variables["batch_stats"], self.shardings.batch_stats))
     params, batch_stats = put()

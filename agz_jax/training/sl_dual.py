@@ -13,6 +13,9 @@ Value targets come only from games whose result means something: even games
 (no handicap, no setup stones) with a komi in `data.value_komi` and a winner;
 the other games (handicap, no result) train the policy only.
 
+`init_from` starts from a dual network trained before (the shipped one, say) instead of
+random weights.
+
 Every `eval.every` steps: policy loss, top-1 and top-5 on fixed held-out
 positions (the games of `eval.policy_source`, KGS's 2017-05 by default); value
 MSE on fixed held-out positions of even games, overall and by move number (0-49,
@@ -29,7 +32,7 @@ import numpy as np
 from agz_jax import data, parallel
 from agz_jax.data import positions
 from agz_jax.metrics import format_eta, log
-from agz_jax.training import optim, sl_policy
+from agz_jax.training import optim, sl_policy, warm_start
 from agz_jax.training.sl_policy import DataParallelStep, SLState, SupervisedTask
 
 MOVE_BUCKET = 50  # value MSE is reported per this many moves
@@ -119,6 +122,21 @@ class SLDualTask(SupervisedTask):
     self.evaluate = jax.jit(functools.partial(evaluate, self.model, chunk=chunk))
     self.train_table = None
     self.fixed: dict[str, positions.Batch] = {}
+
+  def init(self, seed: int) -> SLState:
+    """A fresh state: random weights, or the dual network of `init_from` (to train on from
+    a shipped network, with another value weight, say) with a fresh optimizer."""
+    state = super().init(seed)
+    path = self.config.get("init_from", "")
+    if not path:
+      return state
+    variables, theirs = warm_start.load_start(
+        path, self.config, {"params": state.params, "batch_stats": state.batch_stats})
+    rep = parallel.replicated(self.mesh)
+    params = jax.device_put(variables["params"], rep)
+    log(f"starting from the network of {path} ({theirs})")
+    return state.replace(params=params, batch_stats=jax.device_put(variables["batch_stats"], rep),
+                         opt_state=jax.jit(self.optimizer.init, out_shardings=rep)(params))
 
   def begin(self, workdir: str, start: int) -> None:
     c = self.config
