@@ -268,6 +268,14 @@ def test_a_dual_networks_value_head_values_the_leaves(bundle, tmp_path):
   assert ok and move != "resign"
 
 
+def test_a_value_network_of_another_game_is_refused_in_one_line(bundle, tmp_path):
+  from configs import dots_and_boxes_cpu  # pylint: disable=import-outside-toplevel
+  dots = helpers.make_checkpoint(tmp_path / "dots", config=dots_and_boxes_cpu.get_config())
+  with pytest.raises(ValueError, match=r"plays dots_and_boxes, not Go: give a Go network as "
+                                       r"value=DIR$"):
+    players.load_player(f"alphago:prior={bundle}/sl,value={dots},lambda=0", simulations=4)
+
+
 @pytest.mark.slow
 def test_bundle_player_searches_and_answers_lz_analyze(bundle):
   player = players.load_player(bundle, simulations=8)
