@@ -45,7 +45,8 @@ def _config(args, accelerator: bool):
   c.model.dtype = "bfloat16" if accelerator else "float32"
   c.data.games_per_batch = args.games_per_batch
   c.train.learning_rate = args.learning_rate
-  c.train.value_weight = args.value_weight
+  if args.value_weight is not None:
+    c.train.value_weight = args.value_weight
   c.init_from = args.init_from or ""
   c.train.clip_norm = 5.0
   c.eval.num_positions = c.eval.num_value_positions = 4096
@@ -111,8 +112,9 @@ def main(argv=None) -> int:
   parser.add_argument("--channels", type=int, default=128)
   parser.add_argument("--games-per-batch", type=int, default=1024)
   parser.add_argument("--learning-rate", type=float, default=0.1)
-  parser.add_argument("--value-weight", type=float, default=0.25,
-                      help="the value loss's weight against the policy's (default 0.25)")
+  parser.add_argument("--value-weight", type=float, default=None,
+                      help="the value loss's weight against the policy's (default: the "
+                           "config's, 0.25)")
   parser.add_argument("--init-from", default=None,
                       help="start from this dual network (e.g. pretrained/human-19x19) instead "
                            "of random weights; --blocks and --channels must be its")
