@@ -14,6 +14,8 @@ or on a few positions per even human game, their planes computed once:
   python -m agz_jax.data.human_value --data data/human --out data/value_human1
   python -m agz_jax.launch --config configs/value_cpu.py --workdir workdir/value_human1 \\
       --config.value.source=human_cache --config.value.data_dir=data/value_human1
+starting, with --config.value.init_from=pretrained/alphago-19x19/sl_policy, from the SL
+policy's convolutions (the paper built its value network on them).
 """
 
 import ml_collections
@@ -36,6 +38,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.value.source = "selfplay"  # "human_cache" (data.human_value), "human" (every human position)
   c.value.data_dir = "data/value_selfplay"  # python -m agz_jax.data.value_data --out
   c.value.test_fraction = 0.05  # of the self-play games, held out
+  c.value.init_from = ""  # an SL policy whose convolutions the network starts from
 
   c.data = ml_collections.ConfigDict()  # the human games (value.source = "human")
   c.data.dir = "data/kgs"

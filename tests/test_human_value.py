@@ -47,6 +47,29 @@ def test_positions_come_from_even_games_one_per_held_out_game(archive_dir):
     assert ((move >= 0) & (move < archive.lengths()[game])).all()
 
 
+def test_max_games_draws_as_many_positions_from_fewer_games(archive_dir, tmp_path, capsys):
+  archive = data.load(archive_dir)
+  game, _, held_out = human_value.choose_positions(
+      archive, val_from="2017-01-01", komi_range=(5.5, 7.5), positions_per_game=4, seed=0,
+      max_games=3)
+  assert held_out == 2 and sorted(game[-2:]) == [6, 7]            # the held-out games all kept
+  assert len(game) - held_out == 12 and len(np.unique(game[:-2])) == 3
+  assert set(game[:-2]) <= {0, 1, 2, 3, 4, 5}
+  # A folder written before the setting (no max_games in its info) goes on as "all games".
+  out = tmp_path / "cache"
+  assert _run(archive_dir, out) == 0
+  info_path = out / "info.json"
+  info = json.loads(info_path.read_text())
+  assert info["max_games"] is None
+  del info["max_games"]
+  info_path.write_text(json.dumps(info))
+  os.remove(out / "games_00001.npz")
+  assert _run(archive_dir, out) == 0
+  assert "1 of 2 batches already computed" in capsys.readouterr().out
+  assert _run(archive_dir, out, "--max-games", "2") == 2          # another choice: refused
+  assert "made with max_games=None, not 2" in capsys.readouterr().err
+
+
 def test_the_cache_holds_the_planes_and_results_of_those_positions(archive_dir, tmp_path):
   assert _run(archive_dir, tmp_path / "cache", "--positions-per-game", "2") == 0
   info, packed, z, move = value_data.read(str(tmp_path / "cache"))

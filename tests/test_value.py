@@ -221,6 +221,38 @@ def test_training_on_human_games(tmp_path):
   assert np.isfinite(rows[-1]["train_mse"]) and np.isfinite(rows[-1]["test_mse"])
 
 
+def test_the_network_starts_from_the_sl_policy_s_convolutions(policies, tmp_path):
+  """value.init_from: the policy's convolutions with a zero kernel for the 49th plane, so that
+  the starting network computes the policy's features; the heads fresh; a network of another
+  width or kind refused in one line."""
+  config = _value_config(**{"value.init_from": policies[0], "model.layers": 3})
+  state = training.make_task(config).init(0)
+  fresh = training.make_task(_value_config(**{"model.layers": 3})).init(0)
+  _, policy = checkpoint.load_network(policies[0])
+  theirs, mine = policy["params"]["conv_in"], jax.device_get(state.params["conv_in"])
+  np.testing.assert_array_equal(mine["kernel"][:, :, :48], theirs["kernel"])
+  np.testing.assert_array_equal(mine["kernel"][:, :, 48], 0.0)
+  np.testing.assert_array_equal(mine["bias"], theirs["bias"])
+  assert not np.allclose(np.asarray(theirs["kernel"]), np.asarray(fresh.params["conv_in"]["kernel"])[:, :, :48])
+  for name in ("conv_0", "conv_out", "hidden", "value"):     # not in a 2-layer policy, or heads
+    np.testing.assert_array_equal(jax.device_get(state.params[name]["kernel"]),
+                                  jax.device_get(fresh.params[name]["kernel"]))
+  # Another width: one line naming the layer and what to set.
+  with pytest.raises(checkpoint.CheckpointMismatch, match="conv_in has a .* set model.filters"):
+    training.make_task(_value_config(**{"value.init_from": policies[0],
+                                        "model.filters": 4})).init(0)
+  value_run = tmp_path / "value"
+  config = _value_config(**{"value.data_dir": str(tmp_path / "vd"), "steps": 1,
+                            "eval.every": 1, "checkpoint.every": 1})
+  rng = np.random.default_rng(0)
+  value_data.write(str(tmp_path / "vd"), (rng.random((12, 5, 5, 49)) < 0.3).astype(np.uint8),
+                   np.where(rng.random(12) < 0.5, 1.0, -1.0).astype(np.float32),
+                   np.ones(12, np.int32), {"encoding": "alphago49", "size": 5, "komi": 0.5})
+  training.train_and_evaluate(config, str(value_run))
+  with pytest.raises(checkpoint.CheckpointMismatch, match="not a policy network: give an SL policy"):
+    training.make_task(_value_config(**{"value.init_from": str(value_run)})).init(0)
+
+
 def test_bad_settings_are_named(tmp_path):
   with pytest.raises(ValueError, match="model.kind must be 'value'"):
     training.make_task(_value_config(**{"model.kind": "policy"}))

@@ -2,13 +2,16 @@
 
   python -m agz_jax.data.human_value --data data/human --out data/value_human \\
       [--positions-per-game 1] [--encoding alphago49] [--val-from 2017-05-01,tom-=2011-08-01] \\
-      [--komi 5.5,7.5] [--batch 256] [--seed 0]
+      [--komi 5.5,7.5] [--max-games N] [--batch 256] [--seed 0]
 
 The even games of the import (no handicap, no setup stones, a komi in --komi, a winner) give
 `--positions-per-game` positions each, drawn uniformly over the game's moves: one per game is
 the 2016 paper's remedy for a value network that learns whole games by heart. The held-out
 games (`--val-from`, as the supervised tasks split them) give one position each. The value
-target z is the game's winner from the view of the player to move.
+target z is the game's winner from the view of the player to move. `--max-games N` draws from
+N training games only (a random N of them): with N * per-game positions equal to another
+folder's, the two differ only in how many games their positions come from, which is where the
+paper's over-fitting shows.
 
 The 48 or 49 planes cost far more than the value network on a CPU, so they are computed here
 once and packed into the folder format of `python -m agz_jax.data.value_data`: `info.json`
@@ -36,23 +39,28 @@ from agz_jax.data import positions, value_data
 from agz_jax.metrics import format_eta
 
 # What a folder's positions were drawn with: a second run into the folder must agree.
-_SETTINGS = ("data", "encoding", "size", "positions_per_game", "val_from", "komi", "seed", "batch")
+_SETTINGS = ("data", "encoding", "size", "positions_per_game", "val_from", "komi", "seed", "batch",
+             "max_games")
 
 
 def choose_positions(archive: games_lib.GameArchive, *, val_from: str, komi_range,
-                     positions_per_game: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+                     positions_per_game: int, seed: int,
+                     max_games: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
   """(game [N], move number [N], how many of them are held out, at the end).
 
   Training games give `positions_per_game` positions each (their order shuffled, so that every
-  batch mixes games), held-out games one each; move numbers uniform over the game's moves.
+  batch mixes games; `max_games` > 0: only the first that many of the shuffled games), held-out
+  games one each; move numbers uniform over the game's moves.
   """
   train_idx, val_idx = games_lib.split_by_date(archive, val_from)
   usable = games_lib.value_games(archive, komi_range) & (archive.lengths() > 0)
   rng = np.random.default_rng(seed)
   rows = []
-  for idx, per_game in ((train_idx, positions_per_game), (val_idx, 1)):
+  for idx, per_game, most in ((train_idx, positions_per_game, max_games), (val_idx, 1, 0)):
     idx = np.asarray(idx, np.int64)
     idx = rng.permutation(idx[usable[idx]])
+    if most:
+      idx = idx[:most]
     game = np.repeat(idx, per_game)
     move = (rng.random(len(game)) * archive.lengths()[game]).astype(np.int64)
     rows.append((game, move))
@@ -86,6 +94,8 @@ def main(argv=None) -> int:
                       help="held-out games: from this date on (per source prefix: "
                            "'DATE,PREFIX=DATE')")
   parser.add_argument("--komi", default="5.5,7.5", help="LOW,HIGH: the even games' komi")
+  parser.add_argument("--max-games", type=int, default=0,
+                      help="draw from this many training games (a random choice; default: all)")
   parser.add_argument("--batch", type=int, default=256, help="positions computed at once")
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
@@ -93,8 +103,9 @@ def main(argv=None) -> int:
     komi = tuple(float(x) for x in args.komi.split(","))
     if len(komi) != 2 or komi[0] > komi[1]:
       raise ValueError(f"--komi must be LOW,HIGH, got {args.komi!r}")
-    if args.positions_per_game < 1 or args.batch < 1:
-      raise ValueError("--positions-per-game and --batch must be positive")
+    if args.positions_per_game < 1 or args.batch < 1 or args.max_games < 0:
+      raise ValueError("--positions-per-game and --batch must be positive, --max-games 0 (all) "
+                       "or more")
     archive = games_lib.load(args.data)
     longest = int(archive.lengths().max())
     cfg = go.GoConfig(size=int(archive.size), history=8,
@@ -103,10 +114,12 @@ def main(argv=None) -> int:
     settings = {"data": os.path.abspath(args.data), "encoding": args.encoding,
                 "size": int(archive.size), "positions_per_game": args.positions_per_game,
                 "val_from": args.val_from, "komi": list(komi), "seed": args.seed,
-                "batch": args.batch}
+                "batch": args.batch,
+                # null: every training game (the folders written before the setting say none)
+                "max_games": args.max_games or None}
     game, move, held_out = choose_positions(archive, val_from=args.val_from, komi_range=komi,
                                             positions_per_game=args.positions_per_game,
-                                            seed=args.seed)
+                                            seed=args.seed, max_games=args.max_games)
     if len(game) - held_out < 1 or held_out < 1:
       raise ValueError(f"{len(game) - held_out} training and {held_out} held-out positions "
                        f"from {args.data}: check --val-from and --komi")

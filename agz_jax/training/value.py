@@ -12,6 +12,9 @@ Three sources of positions (`value.source`):
                  policy; games from `data.val_from` on are held out), the target being
                  the game's winner: the paper's over-fitting comparison
 
+`value.init_from` names an SL policy whose convolutions the network starts from (the paper
+built its value network on the SL policy's layers); by default it starts from random weights.
+
 Each step samples a minibatch on device (a random board symmetry per position)
 and takes an optimizer step on the mean squared error between v_theta(s) and
 z, the result from the view of the player to move (positions of human games
@@ -29,7 +32,7 @@ import numpy as np
 from agz_jax import go, nets, parallel
 from agz_jax.data import positions, value_data
 from agz_jax.metrics import format_eta, log
-from agz_jax.training import optim
+from agz_jax.training import optim, warm_start
 from agz_jax.training.sl_policy import DataParallelStep, SLState, SupervisedTask, load_tables
 
 
@@ -116,6 +119,20 @@ class ValueTask(SupervisedTask):
     self._mse = jax.jit(functools.partial(mse, self.model))
     self.inputs = None
     self.eval_sets = None
+
+  def init(self, seed: int) -> SLState:
+    """A fresh state: random weights, or with `value.init_from` the SL policy's convolutions
+    under a fresh value head (warm_start.load_convolutions), with a fresh optimizer."""
+    state = super().init(seed)
+    path = self.config.value.get("init_from", "")
+    if not path:
+      return state
+    params, taken = warm_start.load_convolutions(path, jax.device_get(state.params))
+    rep = parallel.replicated(self.mesh)
+    params = jax.device_put(params, rep)
+    log(f"starting from the convolutions of {path} ({', '.join(taken)})")
+    return state.replace(params=params,
+                         opt_state=jax.jit(self.optimizer.init, out_shardings=rep)(params))
 
   def begin(self, workdir: str, start: int) -> None:
     c = self.config

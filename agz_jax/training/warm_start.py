@@ -1,5 +1,6 @@
-"""A run's starting network (`config.init_from`): a dual network trained elsewhere (on human
-games, say) in place of random weights, checked against the run's own network."""
+"""A run's starting network in place of random weights, checked against the run's own network:
+a dual network trained elsewhere, on human games say (`config.init_from`: load_start), or the
+SL policy's convolutions under a value network (`value.init_from`: load_convolutions)."""
 
 import jax
 import numpy as np
@@ -38,3 +39,48 @@ def load_start(path: str, config, like: dict) -> tuple[dict, str]:
         "model.blocks, model.channels, model.encoding and KataGo's switches to the "
         "checkpoint's, or start without init_from")
   return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), variables, like), theirs
+
+
+def load_convolutions(path: str, params: dict) -> tuple[dict, list[str]]:
+  """`params` (a fresh network's) with the hidden convolutions of the policy network at
+  `path` in place of their random weights, and the names of the layers taken: the 2016 value
+  network starting from the SL policy's layers, as the paper built it on them.
+
+  A layer is taken where both networks have it under the same name (`conv_in`, `conv_0`, ...)
+  with the same kernel shape; the first layer's kernel may have more input planes here than
+  there (AlphaGo's 49th plane, the colour to play, beside the policy's 48), which start at
+  zero, so that the starting network computes the policy's features. Output layers stay fresh.
+
+  Raises:
+    checkpoint.CheckpointMismatch (a ValueError): one line, where `path` holds no policy
+      network or a layer it shares by name has another shape.
+    FileNotFoundError: no checkpoint at `path`.
+  """
+  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel  (orbax: when used)
+  given, variables = checkpoint.load_network(path)
+  if given.model.kind != "policy":
+    raise checkpoint.CheckpointMismatch(
+        f"value.init_from: {path} holds {describe(given)}, not a policy network: give an SL "
+        "policy (pretrained/alphago-19x19/sl_policy, say)")
+  theirs = variables["params"]
+  out, taken = dict(params), []
+  for name in sorted(k for k in params if k == "conv_in" or k.startswith("conv_")):
+    if name == "conv_out" or name not in theirs:
+      continue
+    mine, kernel = params[name], np.asarray(theirs[name]["kernel"])
+    extra = mine["kernel"].shape[2] - kernel.shape[2]
+    if (kernel.shape[:2] + kernel.shape[3:] != mine["kernel"].shape[:2] + mine["kernel"].shape[3:]
+        or extra < 0 or (extra and name != "conv_in")):
+      raise checkpoint.CheckpointMismatch(
+          f"value.init_from: {path}'s {name} has a {kernel.shape} kernel, this network's "
+          f"{tuple(mine['kernel'].shape)}: set model.filters (and the planes) to the policy's "
+          f"({given.model.filters} filters, {given.model.encoding}), or start without it")
+    kernel = np.pad(kernel, ((0, 0), (0, 0), (0, extra), (0, 0)))
+    out[name] = {"kernel": kernel.astype(mine["kernel"].dtype),
+                 "bias": np.asarray(theirs[name]["bias"], mine["bias"].dtype)}
+    taken.append(name)
+  if not taken:
+    raise checkpoint.CheckpointMismatch(
+        f"value.init_from: {path} shares no convolution with this network: give the SL policy "
+        "the value network is built on")
+  return out, taken
