@@ -241,14 +241,7 @@ def test_the_network_starts_from_the_sl_policy_s_convolutions(policies, tmp_path
   with pytest.raises(checkpoint.CheckpointMismatch, match="conv_in has a .* set model.filters"):
     training.make_task(_value_config(**{"value.init_from": policies[0],
                                         "model.filters": 4})).init(0)
-  value_run = tmp_path / "value"
-  config = _value_config(**{"value.data_dir": str(tmp_path / "vd"), "steps": 1,
-                            "eval.every": 1, "checkpoint.every": 1})
-  rng = np.random.default_rng(0)
-  value_data.write(str(tmp_path / "vd"), (rng.random((12, 5, 5, 49)) < 0.3).astype(np.uint8),
-                   np.where(rng.random(12) < 0.5, 1.0, -1.0).astype(np.float32),
-                   np.ones(12, np.int32), {"encoding": "alphago49", "size": 5, "komi": 0.5})
-  training.train_and_evaluate(config, str(value_run))
+  value_run = helpers.make_checkpoint(tmp_path / "value", config=_value_config())
   with pytest.raises(checkpoint.CheckpointMismatch, match="not a policy network: give an SL policy"):
     training.make_task(_value_config(**{"value.init_from": str(value_run)})).init(0)
 

@@ -64,7 +64,7 @@ def load_convolutions(path: str, params: dict) -> tuple[dict, list[str]]:
         "policy (pretrained/alphago-19x19/sl_policy, say)")
   theirs = variables["params"]
   out, taken = dict(params), []
-  for name in sorted(k for k in params if k == "conv_in" or k.startswith("conv_")):
+  for name in sorted(k for k in params if k.startswith("conv_")):
     if name == "conv_out" or name not in theirs:
       continue
     mine, kernel = params[name], np.asarray(theirs[name]["kernel"])
