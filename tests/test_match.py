@@ -9,6 +9,7 @@ is installed, one game against GNU Go.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -126,6 +127,118 @@ def test_default_names():
   assert match.default_name(policy) == "agz_jax-w-policy"
   assert match.player_names([RANDOM, RANDOM]) == ["random-A", "random-B"]
   assert match.player_names([RANDOM, RANDOM], ["x", "y"]) == ["x", "y"]
+
+
+# -- the sequential test ----------------------------------------------------------------------
+
+def test_sprt_bounds_are_walds():
+  test = match.Sprt(0, 50, alpha=0.05, beta=0.1)
+  assert test.lower == pytest.approx(np.log(0.1 / 0.95))
+  assert test.upper == pytest.approx(np.log(0.9 / 0.05))
+  # The logistic model: 50 Elo is an expected score of 1 / (1 + 10^(-50/400)).
+  p1 = 1 / (1 + 10 ** (-50 / 400))
+  assert test.llr(7, 3) == pytest.approx(7 * np.log(p1 / 0.5) + 3 * np.log((1 - p1) / 0.5))
+  assert test.llr(2, 2, draws=2) == pytest.approx(test.llr(3, 3))  # a draw is half of each
+
+
+@pytest.mark.parametrize("results, decision, games", [
+    # p0 = 0.5, p1 = 0.5714; the bounds are -+ln(19) = -+2.944.
+    ("W" * 40, "H1", 23),  # each win adds ln(p1 / p0) = +0.1336
+    ("L" * 40, "H0", 20),  # each loss adds ln((1 - p1) / (1 - p0)) = -0.1542
+    ("D" * 400, "H0", 286),  # each draw adds -0.0103: a 50% score is H0's
+    ("WL" * 200, "H0", 286),  # so does a pair: -2.931 after 142 pairs, -2.951 after 143
+    ("WL" * 140, None, None),
+])
+def test_sprt_decides_streams(results, decision, games):
+  test = match.Sprt(0, 50)
+  wins = losses = draws = 0
+  for played, result in enumerate(results, start=1):
+    wins, losses, draws = wins + (result == "W"), losses + (result == "L"), draws + (result == "D")
+    decided = test.decision(wins, losses, draws)
+    if decided is not None:
+      break
+  assert (decided, played if decided else None) == (decision, games)
+  line = test.line(wins, losses, draws)
+  assert line.startswith("SPRT [0, 50] (alpha 0.05, beta 0.05): LLR ")
+  assert line.endswith(f"{decision} accepted (A is {'+50' if decision == 'H1' else '+0'} Elo)"
+                       if games else "(-2.94, 2.94)")
+
+
+@pytest.mark.parametrize("args, message", [
+    ((50, 0), "must be ordered, ELO0 < ELO1: got 50 and 0"),
+    ((10, 10), "must be ordered"),
+    ((0, 50, 0.5), "alpha must be in (0, 0.5), got 0.5"),
+    ((0, 50, 0.05, 0.0), "beta must be in (0, 0.5), got 0"),
+])
+def test_sprt_refuses_bad_settings(args, message):
+  with pytest.raises(ValueError, match=re.escape(message)):
+    match.Sprt(*args)
+
+
+def test_sprt_command_line_refuses_bad_settings(tmp_path, capsys):
+  with pytest.raises(SystemExit, match=re.escape("match: SPRT alpha must be in (0, 0.5)")):
+    match.main(["--black", RANDOM, "--white", RANDOM, "--games", "4", "--size", "5",
+                "--komi", "0.5", "--out", str(tmp_path), "--sprt", "0", "50", "--alpha", "0.7"])
+  with pytest.raises(SystemExit, match="match: --openings .*nothing: no such file or folder"):
+    match.main(["--black", RANDOM, "--white", RANDOM, "--games", "4", "--size", "5",
+                "--komi", "0.5", "--out", str(tmp_path), "--openings", str(tmp_path / "nothing")])
+
+
+def test_openings_from_sgf_games(tmp_path):
+  cfg = go.GoConfig(size=5, komi=0.5)
+  games = {"a.sgf": "(;SZ[5];B[cc];W[bb];B[dd];W[ee])", "b.sgf": "(;SZ[5];B[aa];W[bb];B[cc])",
+           "short.sgf": "(;SZ[5];B[cc])", "nine.sgf": "(;SZ[9];B[cc];W[bb];B[dd])",
+           "setup.sgf": "(;SZ[5]AB[aa];W[bb];B[cc];W[dd])", "twice.sgf": "(;SZ[5];B[cc];B[bb];W[dd])",
+           "same.sgf": "(;SZ[5];B[cc];W[bb];B[dd])", "bad.sgf": "not sgf"}
+  for name, text in games.items():
+    (tmp_path / name).write_text(text)
+  openings = match.load_openings(str(tmp_path), cfg, 3)
+  point = lambda v: go.gtp_to_action(cfg, v)
+  # In the order of the files; a repeated opening, a short game, another size, setup stones,
+  # two moves by one colour and an unreadable file are left out.
+  assert openings == [tuple(map(point, ("C3", "B4", "D2"))), tuple(map(point, ("A5", "B4", "C3")))]
+  with pytest.raises(ValueError, match="no game of 5x5 without setup stones has 5 moves"):
+    match.load_openings(str(tmp_path), cfg, 5)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("a, b, decision", [("pass", "a1", "H1"), ("a1", "pass", "H0")])
+def test_match_stops_when_the_sprt_decides(tmp_path, fake, a, b, decision):
+  # 'a1' loses every game (its second A1 is illegal), so A wins or loses every game: with
+  # [0, 200] a win adds 0.418 and a loss -0.733, so the 8th win or the 5th loss crosses
+  # ln(19) = 2.944.
+  out = str(tmp_path / "out")
+  lines = []
+  test = match.Sprt(0, 200)
+  results = match.run_match([fake(a), fake(b)], ["A", "B"], games=20, size=5, komi=0.5, out=out,
+                            parallel=1, sprt=test, log=lines.append)
+  played = 8 if decision == "H1" else 5
+  assert len(results) == played and all(r["winner"] == ("A" if decision == "H1" else "B")
+                                        for r in results)
+  assert lines[-1].endswith(f"{decision} accepted (A is {'+200' if decision == 'H1' else '+0'} Elo)")
+  assert sum(line.startswith("SPRT [0, 200]") for line in lines) == played
+  # Resumed with more games allowed, the decided test plays no more.
+  again = match.run_match([fake(a), fake(b)], ["A", "B"], games=30, size=5, komi=0.5, out=out,
+                          parallel=1, sprt=test, log=lambda line: None)
+  assert again == results
+
+
+@pytest.mark.subprocess
+def test_pairs_of_games_share_an_opening(tmp_path, fake):
+  cfg = go.GoConfig(size=5, komi=0.5)
+  (tmp_path / "o.sgf").write_text("(;SZ[5];B[cc];W[bb];B[dd])")
+  (tmp_path / "p.sgf").write_text("(;SZ[5];B[aa];W[ee];B[cc])")
+  openings = match.load_openings(str(tmp_path), cfg, 2)
+  out = str(tmp_path / "out")
+  results = match.run_match([fake("pass"), fake("pass")], ["A", "B"], games=5, size=5, komi=0.5,
+                            out=out, parallel=1, openings=openings, log=lambda line: None)
+  assert [r["opening"] for r in results] == [0, 0, 1, 1, 0]
+  assert [r["black"] for r in results] == ["A", "B", "A", "B", "A"]
+  for line in results:
+    record, final = replay_final_state(out, line)
+    assert tuple(a for _, a in record.moves[:2]) == openings[line["opening"]]
+    assert [c for c, _ in record.moves[2:]] == [go.BLACK, go.WHITE]  # then both pass
+    assert line["moves"] == 4 and int(final.passes) == 2
 
 
 # -- ratings ----------------------------------------------------------------------------------

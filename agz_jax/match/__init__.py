@@ -21,6 +21,12 @@ passes with dead stones on the board, which area scoring then counts as alive);
 it only knows simple ko unless given --positional-superko, so without that flag
 a rare superko repetition loses it the game here.
 
+`--sprt ELO0 ELO1` (with --alpha, --beta) stops the match as soon as a sequential
+probability ratio test accepts H0 (A is ELO0 Elo stronger than B) or H1 (ELO1), printing
+the log-likelihood ratio and its bounds after each game (match.sprt); `--openings FILE`
+starts each pair of games, colours swapped, from the first --opening-moves moves of one
+game of an SGF file or folder, so that the pair differs only in who plays which side.
+
 Output: DIR/games/NNNN.sgf, one JSON line per game in DIR/results.jsonl (read
 by agz_jax.ratings), each engine process's stderr in DIR/logs/. Running the
 same command again on the same DIR plays only the games not yet in
@@ -29,9 +35,11 @@ results.jsonl.
 
 from agz_jax.match.cli import main
 from agz_jax.match.process import EngineFailure, EngineStartError, GtpProcess, GtpRefused
-from agz_jax.match.referee import Outcome, play_game
+from agz_jax.match.referee import Outcome, load_openings, play_game
 from agz_jax.match.report import default_name, player_names, summary
-from agz_jax.match.runner import run_match
+from agz_jax.match.runner import a_record, run_match
+from agz_jax.match.sprt import Sprt
 
-__all__ = ["EngineFailure", "EngineStartError", "GtpProcess", "GtpRefused", "Outcome",
-           "default_name", "main", "play_game", "player_names", "run_match", "summary"]
+__all__ = ["EngineFailure", "EngineStartError", "GtpProcess", "GtpRefused", "Outcome", "Sprt",
+           "a_record", "default_name", "load_openings", "main", "play_game", "player_names",
+           "run_match", "summary"]

@@ -5,8 +5,11 @@ import sys
 
 import jax
 
+from agz_jax import go
+from agz_jax.match.referee import load_openings
 from agz_jax.match.report import player_names, summary
-from agz_jax.match.runner import run_match
+from agz_jax.match.runner import a_record, run_match
+from agz_jax.match.sprt import Sprt
 
 
 def main(argv=None):
@@ -26,19 +29,39 @@ def main(argv=None):
   parser.add_argument("--startup-timeout", type=float, default=300.0,
                       help="seconds for each engine's first command of each kind (JAX compiles)")
   parser.add_argument("--seed", type=int, default=0, help="first value of {seed} in the commands")
+  parser.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"), default=None,
+                      help="stop when a sequential probability ratio test decides between H0 "
+                           "(A is ELO0 stronger than B) and H1 (ELO1); --games is then the most")
+  parser.add_argument("--alpha", type=float, default=0.05,
+                      help="SPRT: the chance of accepting H1 when H0 holds")
+  parser.add_argument("--beta", type=float, default=0.05,
+                      help="SPRT: the chance of accepting H0 when H1 holds")
+  parser.add_argument("--openings", default=None,
+                      help="an SGF file or folder: each pair of games (colours swapped) starts "
+                           "from the first --opening-moves moves of one of its games")
+  parser.add_argument("--opening-moves", type=int, default=8)
   args = parser.parse_args(argv)
   # The referee's rule checks are tiny: keep them off any accelerator the engines may use.
   jax.config.update("jax_platforms", "cpu")
   commands = [args.black, args.white]
   try:
     names = player_names(commands, args.names)
+    test = None if args.sprt is None else Sprt(*args.sprt, alpha=args.alpha, beta=args.beta)
+    openings = None
+    if args.openings is not None:
+      cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
+      openings = load_openings(args.openings, cfg, args.opening_moves)
+      print(f"{len(openings)} openings of {args.opening_moves} moves from {args.openings}",
+            flush=True)
     results = run_match(commands, names, games=args.games, size=args.size, komi=args.komi,
                         out=args.out, parallel=args.parallel, max_moves=args.max_moves,
                         timeout=args.timeout, startup_timeout=args.startup_timeout, seed=args.seed,
-                        log=lambda line: print(line, flush=True))
+                        sprt=test, openings=openings, log=lambda line: print(line, flush=True))
   except (ValueError, RuntimeError) as e:
     sys.exit(f"match: {e}")
   except KeyboardInterrupt:
     sys.exit(f"match: interrupted; finished games are in {args.out} (the same command goes on)")
   print(summary(names, results))
+  if test is not None:
+    print(test.line(*a_record(results, names[0])))
 

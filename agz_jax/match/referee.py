@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import os
 
 from agz_jax import go, sgf
 from agz_jax.match.process import EngineFailure, GtpRefused
@@ -45,13 +46,15 @@ def _failure(colour: int, error: Exception, moves: list) -> Outcome:
   return _loss(colour, "error", str(error), moves, "T" if timed_out else "F")
 
 
-def play_game(cfg: go.GoConfig, engines: dict, names: dict) -> Outcome:
+def play_game(cfg: go.GoConfig, engines: dict, names: dict, opening=()) -> Outcome:
   """Plays one game between two GTP processes, refereed by our rules.
 
   Args:
     cfg: size, komi and move limit of the game.
     engines: {go.BLACK: GtpProcess, go.WHITE: GtpProcess}.
     names: {go.BLACK: name, go.WHITE: name}, for messages.
+    opening: actions played first, black first (load_openings' lines), given to both
+      engines as `play` commands; they are part of the game's record.
   """
   moves = []
   for colour in (go.BLACK, go.WHITE):
@@ -63,6 +66,19 @@ def play_game(cfg: go.GoConfig, engines: dict, names: dict) -> Outcome:
       except EngineFailure as e:
         return _failure(colour, e, moves)
   state = go.init(cfg)
+  for action in opening:
+    colour, letter = int(state.to_play), _LETTER[int(state.to_play)]
+    state = go.play(cfg, [action], state)  # load_openings checked every move
+    moves.append((colour, action))
+    vertex = go.action_to_gtp(cfg, action)
+    for side in (go.BLACK, go.WHITE):
+      try:
+        engines[side].send(f"play {letter} {vertex}")
+      except GtpRefused as e:
+        return _loss(side, "forfeit", f"{names[side]} refused the opening's legal move "
+                     f"{letter.upper()} {vertex}: {e}", moves)
+      except EngineFailure as e:
+        return _failure(side, e, moves)
   while not bool(state.terminated):
     colour = int(state.to_play)
     letter = _LETTER[colour]
@@ -103,3 +119,50 @@ def play_game(cfg: go.GoConfig, engines: dict, names: dict) -> Outcome:
     except (GtpRefused, EngineFailure):
       final_score[key] = None
   return Outcome(winner, result, "score", f"{ended}; Tromp-Taylor {result}", moves, final_score)
+
+
+def load_openings(path: str, cfg: go.GoConfig, moves: int) -> list[tuple[int, ...]]:
+  """The first `moves` moves of each game in an SGF file or a folder of them, as openings.
+
+  Games of another board size, with setup stones, or whose first moves do not alternate
+  from black are left out; so are repeated openings. Every move is checked with our rules.
+
+  Raises:
+    ValueError: no such path, or no game there gives an opening of `moves` moves.
+  """
+  if moves < 1:
+    raise ValueError(f"--opening-moves must be positive, got {moves}")
+  if os.path.isdir(path):
+    files = sorted(os.path.join(root, name) for root, _, names in os.walk(path)
+                   for name in names if name.lower().endswith(".sgf"))
+  elif os.path.isfile(path):
+    files = [path]
+  else:
+    raise ValueError(f"--openings {path}: no such file or folder; give an SGF file or a "
+                     f"folder of them")
+  openings, seen = [], set()
+  for file in files:
+    try:
+      record = sgf.read(file)
+    except ValueError:
+      continue
+    line = record.moves[:moves]
+    if (record.size != cfg.size or record.black_setup or record.white_setup
+        or len(line) < moves or any(c != (go.BLACK if i % 2 == 0 else go.WHITE)
+                                    for i, (c, _) in enumerate(line))):
+      continue
+    actions = tuple(a for _, a in line)
+    state = go.init(cfg)
+    try:
+      for action in actions:
+        state = go.play(cfg, [action], state)
+    except ValueError:
+      continue
+    if actions not in seen and not bool(state.terminated):
+      seen.add(actions)
+      openings.append(actions)
+  if not openings:
+    raise ValueError(f"--openings {path}: no game of {cfg.size}x{cfg.size} without setup "
+                     f"stones has {moves} moves to open with; give fewer --opening-moves or "
+                     f"other games")
+  return openings

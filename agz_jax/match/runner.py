@@ -13,14 +13,16 @@ from agz_jax import go, sgf
 from agz_jax.match.process import EngineStartError, GtpProcess
 from agz_jax.match.referee import Outcome, play_game
 from agz_jax.match.report import player_names
+from agz_jax.match.sprt import Sprt
 
 
 class _Match:
   """Shared state of the workers: the games left, the results so far, the output files."""
 
   def __init__(self, commands, names, cfg, out, games, parallel, seed, timeout, startup_timeout,
-               done, log):
+               done, log, sprt=None, openings=None):
     self.commands, self.names, self.cfg, self.out = commands, names, cfg, out
+    self.sprt, self.openings = sprt, openings
     self.parallel = parallel
     self.timeout, self.startup_timeout = timeout, startup_timeout
     self.todo = [g for g in range(games) if g not in {r["game"] for r in done}]
@@ -34,6 +36,12 @@ class _Match:
     self.interrupted = False
     self.fatal = None
     self.processes = set()
+    if sprt is not None and sprt.decision(*a_record(self.results, names[0])) is not None:
+      self.todo = []  # a resumed match whose test had already ended
+
+  def opening(self, game: int) -> int | None:
+    """The opening of `game`: a pair of games (2k, 2k + 1), colours swapped, shares one."""
+    return None if not self.openings else (game // 2) % len(self.openings)
 
   def next_game(self) -> int | None:
     with self.lock:
@@ -57,7 +65,8 @@ class _Match:
       self.processes.discard(process)
     process.close(grace)
 
-  def record(self, game: int, black: int, outcome: Outcome, seconds: float, seeds: dict):
+  def record(self, game: int, black: int, outcome: Outcome, seconds: float, seeds: dict,
+             opening: int | None = None):
     """Saves one game (SGF and a results line) and prints the progress line."""
     cfg = self.cfg
     names = {go.BLACK: self.names[black], go.WHITE: self.names[1 - black]}
@@ -75,6 +84,8 @@ class _Match:
         "reason": outcome.reason, "detail": outcome.detail, "moves": len(outcome.moves),
         "final_score": outcome.final_score, "size": cfg.size, "komi": cfg.komi,
         "max_moves": cfg.max_moves, "seconds": round(seconds, 2), "sgf": path, "seeds": seeds}
+    if opening is not None:
+      line["opening"] = opening
     with self.lock:
       if self.interrupted:  # its engines were killed under it: not a real result
         return
@@ -90,6 +101,11 @@ class _Match:
                f"{names[go.WHITE]} (W): {outcome.result}, {outcome.detail}, "
                f"{len(outcome.moves)} moves, {seconds:.1f} s | {a} {wins[a]} - {wins[b]} {b}"
                + (f" ({draws} draws)" if draws else ""))
+      if self.sprt is not None:
+        record = a_record(self.results, a)
+        self.log(self.sprt.line(*record))
+        if self.sprt.decision(*record) is not None:
+          self.stop.set()  # games under way still finish and are recorded
 
   def worker(self, worker: int):
     processes, starts = [None, None], [0, 0]
@@ -104,10 +120,12 @@ class _Match:
         black = game % 2
         engines = {go.BLACK: processes[black], go.WHITE: processes[1 - black]}
         names = {go.BLACK: self.names[black], go.WHITE: self.names[1 - black]}
+        opening = self.opening(game)
         begin = time.monotonic()
-        outcome = play_game(self.cfg, engines, names)
+        outcome = play_game(self.cfg, engines, names,
+                            () if opening is None else self.openings[opening])
         self.record(game, black, outcome, time.monotonic() - begin,
-                    {"black": engines[go.BLACK].seed, "white": engines[go.WHITE].seed})
+                    {"black": engines[go.BLACK].seed, "white": engines[go.WHITE].seed}, opening)
     except EngineStartError as e:
       self.fail(str(e))
     except Exception:  # pylint: disable=broad-exception-caught
@@ -131,6 +149,13 @@ class _Match:
       processes = list(self.processes)
     for process in processes:
       self.close(process, grace=0)
+
+
+def a_record(results: list[dict], name: str) -> tuple[int, int, int]:
+  """(wins, losses, draws) of the player `name` in results lines."""
+  wins = sum(r["winner"] == name for r in results)
+  draws = sum(r["winner"] is None for r in results)
+  return wins, len(results) - wins - draws, draws
 
 
 def _read_done(out: str, names: list[str], cfg: go.GoConfig) -> list[dict]:
@@ -157,6 +182,7 @@ def _read_done(out: str, names: list[str], cfg: go.GoConfig) -> list[dict]:
 def run_match(commands: list[str], names: list[str] | None = None, *, games: int, size: int,
               komi: float, out: str, parallel: int | None = None, max_moves: int | None = None,
               timeout: float = 60.0, startup_timeout: float = 300.0, seed: int = 0,
+              sprt: Sprt | None = None, openings: list | None = None,
               log=print) -> list[dict]:
   """Plays `games` games between engines A and B (A black in even games).
 
@@ -169,6 +195,11 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
     max_moves: the game is scored after this many moves (default 2 * size * size).
     timeout: seconds per command; startup_timeout: for the first command of each kind.
     seed: the first '{seed}' value.
+    sprt: a sequential test of A against B (match.Sprt): its line is logged after each game
+      and no game starts once it has accepted H0 or H1 (those under way finish); `games`
+      is then the most that may be played.
+    openings: action sequences (load_openings); games 2k and 2k + 1 both start from opening
+      k (cycling), A black in one and B in the other.
     log: called with each progress line.
 
   Returns:
@@ -188,7 +219,7 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
   done = _read_done(out, names, cfg)
   parallel = max(1, min(parallel or os.cpu_count() or 1, games))
   match = _Match(commands, names, cfg, out, games, parallel, seed, timeout, startup_timeout,
-                 done, log)
+                 done, log, sprt, openings)
   if done:
     log(f"resuming {out}: {len(done)} of {games} games already played")
   threads = [threading.Thread(target=match.worker, args=(w,), daemon=True)

@@ -1,0 +1,86 @@
+"""A sequential probability ratio test on a match's results: stop when the answer is known.
+
+Engine testers (cutechess-cli, fishtest) compare two settings this way: H0 says engine A is
+`elo0` stronger than B, H1 that it is `elo1` stronger (elo0 < elo1), and after each game
+Wald's log-likelihood ratio
+
+    LLR = W ln(p1 / p0) + L ln((1 - p1) / (1 - p0)),    p = 1 / (1 + 10^(-elo / 400))
+
+(W wins and L losses of A, a draw counting half of each) is compared with Wald's bounds
+ln(beta / (1 - alpha)) below and ln((1 - beta) / alpha) above: crossing the upper bound
+accepts H1, the lower one H0, with error rates at most alpha (H1 accepted when H0 holds)
+and beta (the reverse). Games are counted one by one (a pair of games from one opening with
+colours swapped counts as two), under the logistic model as the match's Elo figures are.
+"""
+
+import dataclasses
+import math
+
+from agz_jax.stats import ELO_PER_LOG_ODDS
+
+H0, H1 = "H0", "H1"
+
+
+def expected_score(elo: float) -> float:
+  """The expected score of a player `elo` points stronger (the logistic model)."""
+  return 1.0 / (1.0 + math.exp(-elo / ELO_PER_LOG_ODDS))
+
+
+@dataclasses.dataclass(frozen=True)
+class Sprt:
+  """The test's settings.
+
+  Attributes:
+    elo0, elo1: A's Elo advantage under H0 and H1 (elo0 < elo1).
+    alpha: the chance of accepting H1 when H0 holds, in (0, 0.5).
+    beta: the chance of accepting H0 when H1 holds, in (0, 0.5).
+  """
+
+  elo0: float
+  elo1: float
+  alpha: float = 0.05
+  beta: float = 0.05
+
+  def __post_init__(self):
+    if not (math.isfinite(self.elo0) and math.isfinite(self.elo1) and self.elo0 < self.elo1):
+      raise ValueError(f"SPRT bounds must be ordered, ELO0 < ELO1: got {self.elo0:g} and "
+                       f"{self.elo1:g}; give e.g. --sprt 0 50")
+    for name in ("alpha", "beta"):
+      value = getattr(self, name)
+      if not 0 < value < 0.5:
+        raise ValueError(f"SPRT {name} must be in (0, 0.5), got {value:g}; 0.05 is usual")
+
+  @property
+  def lower(self) -> float:
+    """Accept H0 at or below this LLR: ln(beta / (1 - alpha))."""
+    return math.log(self.beta / (1 - self.alpha))
+
+  @property
+  def upper(self) -> float:
+    """Accept H1 at or above this LLR: ln((1 - beta) / alpha)."""
+    return math.log((1 - self.beta) / self.alpha)
+
+  def llr(self, wins: float, losses: float, draws: float = 0) -> float:
+    """The log-likelihood ratio of H1 against H0 after these results of A."""
+    p0, p1 = expected_score(self.elo0), expected_score(self.elo1)
+    w, l = wins + draws / 2, losses + draws / 2
+    return w * math.log(p1 / p0) + l * math.log((1 - p1) / (1 - p0))
+
+  def decision(self, wins: float, losses: float, draws: float = 0) -> str | None:
+    """H0 or H1 once a bound is crossed, else None (play on)."""
+    llr = self.llr(wins, losses, draws)
+    if llr >= self.upper:
+      return H1
+    if llr <= self.lower:
+      return H0
+    return None
+
+  def line(self, wins: float, losses: float, draws: float = 0) -> str:
+    """One progress line: 'SPRT [0, 50]: LLR 1.23 (-2.94, 2.94)' and the decision, if any."""
+    text = (f"SPRT [{self.elo0:g}, {self.elo1:g}] (alpha {self.alpha:g}, beta {self.beta:g}): "
+            f"LLR {self.llr(wins, losses, draws):.2f} ({self.lower:.2f}, {self.upper:.2f})")
+    decided = self.decision(wins, losses, draws)
+    if decided is not None:
+      elo = self.elo1 if decided == H1 else self.elo0
+      text += f": {decided} accepted (A is {elo:+g} Elo)"
+    return text
