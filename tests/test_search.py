@@ -16,7 +16,7 @@ import pytest
 
 from agz_jax import go, search
 from agz_jax.game import Game
-from agz_jax.search.action_selection import puct_scores
+from agz_jax.search.action_selection import QTransform, puct_scores
 from agz_jax.nets import AlphaZeroNet
 
 import helpers
@@ -380,6 +380,73 @@ def test_bounded_q_is_the_value_on_its_own_scale_and_a_loss_unvisited():
 def test_unknown_q_transform_is_refused():
   with pytest.raises(ValueError, match="q_transform must be one of siblings, bounded"):
     helpers.search_config(algorithm="puct", q_transform="minmax")
+
+
+# ---------------------------------------------------------------------------- first-play urgency
+
+
+def _centre_is_a_blunder(variables, states, rng_key):
+  """Prior 60% on the centre; whoever holds the centre is 0.5 worse off."""
+  del variables, rng_key
+  batch = states.board.shape[0]
+  logits = jnp.zeros((batch, CFG.num_actions)).at[:, CENTRE].set(jnp.log(0.6 * 25 / 0.4))
+  centre = states.board.reshape(batch, -1)[:, CENTRE]
+  held = jnp.where(centre == states.to_play, -0.5, 0.5)
+  return logits, jnp.where(centre == go.EMPTY, 0.0, held)
+
+
+@functools.cache
+def _fpu_search(first_play, evaluator=_centre_is_a_blunder):
+  settings = helpers.search_config(algorithm="puct", num_simulations=100, dirichlet_fraction=0.0,
+                                   q_transform="bounded", first_play=first_play)
+  states = jax.tree.map(lambda x: x[None], go.init(CFG))
+  return jax.jit(lambda key: search.run_search(GAME, evaluator, {}, states, key,
+                                                settings))(jax.random.PRNGKey(0))
+
+
+def test_first_play_at_the_parents_value_lets_the_search_leave_a_blunder_the_prior_likes():
+  shares = {}
+  for first_play in ("loss", "parent", "reduction"):
+    visits = np.asarray(_fpu_search(first_play).search_tree.summary().visit_counts[0], np.float64)
+    shares[first_play] = visits[CENTRE] / visits.sum()
+  # Unvisited moves as losses: the centre's Q term (0.25) beats every unvisited move's 0
+  # and its prior term (0.6 against 0.016 each) does the rest, so it keeps the visits. At the
+  # parent's value (about -0.5 once the centre is searched: 0.25 on the bounded scale, as
+  # the centre's) the others' prior terms pass the centre's, which shrinks with its visits,
+  # after some 35 simulations: they are looked at, found better and take the visits.
+  assert shares["loss"] > 0.9, shares
+  assert shares["parent"] < 0.5, shares
+  assert shares["parent"] <= shares["reduction"] <= shares["loss"], shares
+
+
+def test_first_play_values_of_the_transform():
+  tree = jax.tree.map(lambda x: x[0], _fpu_search("parent").search_tree)
+  visits = np.asarray(tree.children_visits[0])
+  q_values = np.asarray(tree.qvalues(0), np.float64)
+  parent = float(tree.node_values[0])
+  logits = np.asarray(tree.children_prior_logits[0], np.float64)
+  prior = np.exp(logits - logits.max())
+  prior /= prior.sum()
+  visited_prior = prior[visits > 0].sum()
+  assert 0 < visited_prior < 1 and np.any(visits == 0)
+  for first_play, unvisited in [("loss", -1.0), ("parent", parent),
+                                ("reduction", parent - 0.3 * np.sqrt(visited_prior))]:
+    transform = QTransform("bounded", first_play, fpu_reduction=0.3)
+    want = (np.where(visits > 0, q_values, unvisited) + 1) / 2
+    np.testing.assert_allclose(np.asarray(transform(tree, 0)), want, atol=1e-5)
+  # Stretched between siblings, the unvisited value takes part in the stretch.
+  values = np.where(visits > 0, q_values, parent)
+  low, high = min(parent, values.min()), max(parent, values.max())
+  np.testing.assert_allclose(np.asarray(QTransform("siblings", "parent")(tree, 0)),
+                             (values - low) / (high - low), atol=1e-5)
+
+
+def test_unknown_first_play_is_refused():
+  with pytest.raises(ValueError, match="first_play must be one of loss, parent, reduction, "
+                                       "got 'zero'"):
+    helpers.search_config(algorithm="puct", first_play="zero")
+  with pytest.raises(ValueError, match="fpu_reduction must be at least 0"):
+    helpers.search_config(algorithm="puct", first_play="reduction", fpu_reduction=-0.1)
 
 
 # ---------------------------------------------------------------------------- forced win

@@ -5,7 +5,7 @@ import sys
 
 from agz_jax.gtp.engine import Engine
 from agz_jax.gtp.protocol import serve
-from agz_jax import parallel, paths, players
+from agz_jax import parallel, paths, players, search
 from agz_jax.players import load_player
 
 
@@ -36,6 +36,15 @@ def main(argv=None):
                       help="PUCT search: a child's Q stretched between its siblings' (siblings) "
                            "or on the values' own scale, so that the prior weighs more where the "
                            "value is unsure (bounded); default: the network's")
+  parser.add_argument("--first-play", choices=search.FIRST_PLAY, default=None,
+                      help="PUCT search: what an unvisited move counts as: a loss, its parent's "
+                           "value, or the parent's value less a reduction that grows with the "
+                           "prior of the moves already visited; default: the network's")
+  parser.add_argument("--fpu-reduction", type=float, default=None,
+                      help="PUCT search with --first-play reduction: the reduction's scale")
+  parser.add_argument("--c-puct", type=float, default=None,
+                      help="PUCT search: the exploration constant (pb_c_init); default: the "
+                           "network's")
   parser.add_argument("--considered-actions", type=int, default=players.CONSIDERED_ACTIONS,
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
@@ -54,7 +63,8 @@ def main(argv=None):
                          algorithm=args.algorithm, seed=args.seed, sample_moves=args.sample_moves,
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
                          considered_actions=args.considered_actions,
-                         q_transform=args.q_transform)
+                         q_transform=args.q_transform,
+                         search_settings=_search_settings(args))
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations
@@ -62,3 +72,10 @@ def main(argv=None):
                   resign_threshold=args.resign_threshold,
                   log=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
   serve(engine)
+
+
+def _search_settings(args) -> dict:
+  """The search settings the command line gives (SearchConfig fields)."""
+  given = {"first_play": args.first_play, "fpu_reduction": args.fpu_reduction,
+           "pb_c_init": args.c_puct}
+  return {k: v for k, v in given.items() if v is not None}

@@ -17,7 +17,8 @@ CONSIDERED_ACTIONS = 16
 
 def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | None = None, seed: int = 0,
                 sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
-                considered_actions: int = CONSIDERED_ACTIONS, q_transform: str | None = None):
+                considered_actions: int = CONSIDERED_ACTIONS, q_transform: str | None = None,
+                search_settings: dict | None = None):
   """A player from its description.
 
   Args:
@@ -33,6 +34,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     considered_actions: Gumbel search: actions kept at the root.
     q_transform: PUCT search: 'siblings' or 'bounded' (search.SearchConfig.q_transform;
       default: the training run's).
+    search_settings: PUCT search: other search.SearchConfig fields for play (first_play,
+      fpu_reduction, pb_c_init; default: the training run's).
 
   Returns:
     A RandomPlayer; an AlphaGoPlayer; a PolicyPlayer for an SL policy network
@@ -53,10 +56,13 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
                      "positions inside an AlphaGo search, not alone")
   if policy_only or simulations <= 0 or not network.has_value:
+    if search_settings:
+      raise ValueError(f"search settings ({', '.join(sorted(search_settings))}) are for a "
+                       f"player that searches; drop them or give it simulations and a value")
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
                       considered_actions=considered_actions, reuse_tree=reuse_tree,
-                      q_transform=q_transform)
+                      q_transform=q_transform, search_settings=search_settings)
 
 
 def pretrained_path(name: str) -> str:

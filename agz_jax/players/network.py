@@ -130,11 +130,13 @@ class Network:
     return cls(*checkpoint.load_network(path))
 
   def search_config(self, *, algorithm: str, simulations: int, considered_actions: int,
-                    q_transform: str | None = None) -> search.SearchConfig:
+                    q_transform: str | None = None, **settings) -> search.SearchConfig:
     """The run's search settings for play: `algorithm`, `simulations`, at most
     `considered_actions` Gumbel root actions, the evaluation games' root noise, and the
-    PUCT search's `q_transform` where given (else the run's)."""
-    overrides = {} if q_transform is None else {"q_transform": q_transform}
+    PUCT search's `q_transform` and other `settings` (SearchConfig fields) where given
+    (else the run's)."""
+    overrides = dict(settings) if q_transform is None else {"q_transform": q_transform,
+                                                            **settings}
     return search.SearchConfig.from_config(
         self.config.search, algorithm=algorithm, num_simulations=simulations,
         max_num_considered_actions=considered_actions,

@@ -45,6 +45,8 @@ class SearchPlayer(NetworkPlayer):
     max_simulations: Gumbel: the most simulations a search given seconds gets.
     q_transform: PUCT: how Q enters a child's score, 'siblings' or 'bounded'
       (search.SearchConfig.q_transform; default: the training run's).
+    search_settings: PUCT: other search.SearchConfig fields for play, e.g. first_play,
+      fpu_reduction, pb_c_init (default: the training run's).
 
   The PUCT search grows its tree in steps (players.timed_search): under a clock it searches
   until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
@@ -56,7 +58,8 @@ class SearchPlayer(NetworkPlayer):
   def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
                seed: int = 0, considered_actions: int, reuse_tree: bool = True,
                tree_nodes: int | None = None, trees: int = 0,
-               max_simulations: int = MAX_SIMULATIONS, q_transform: str | None = None):
+               max_simulations: int = MAX_SIMULATIONS, q_transform: str | None = None,
+               search_settings: dict | None = None):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")
@@ -71,13 +74,17 @@ class SearchPlayer(NetworkPlayer):
     if q_transform is not None and self.algorithm != "puct":
       raise ValueError(f"a Q transform ({q_transform!r}) is a setting of the PUCT search, not "
                        f"of {self.algorithm!r}: add --algorithm puct")
+    if search_settings and self.algorithm != "puct":
+      raise ValueError(f"{', '.join(sorted(search_settings))}: settings of the PUCT search, not "
+                       f"of {self.algorithm!r}: add --algorithm puct")
     if trees > 1 and self.algorithm != "puct":
       raise ValueError(f"{trees} trees: only the PUCT search grows several trees of a position, "
                        f"not {self.algorithm!r}")
     if self.algorithm == "puct":
       nodes = tree_nodes or max(TREE_NODES, 2 * simulations + 1)
       settings = network.search_config(algorithm="puct", simulations=nodes - 1,
-                                       considered_actions=1, q_transform=q_transform)
+                                       considered_actions=1, q_transform=q_transform,
+                                       **(search_settings or {}))
       self._timed = TimedSearch(
           EvaluatorMaker.of(_network_evaluator, model=network.model, encoding=network.encoding),
           settings, network.variables, tree_nodes=nodes, trees=trees, reuse_tree=reuse_tree,

@@ -1,6 +1,7 @@
 """How a search chooses the child to visit at a node (mctx's action selection functions):
 AlphaGo's rule, and AlphaGo Zero's PUCT with KataGo's forced playouts at the root."""
 
+import dataclasses
 import functools
 
 import jax
@@ -26,17 +27,62 @@ def alphago_selection(rng_key: jax.Array, tree: mctx.Tree, node_index, depth, *,
   return jnp.argmax(jnp.where(legal & ~invalid, score, -jnp.inf)).astype(jnp.int32)
 
 
-def make_qtransform(name: str):
-  """mctx's Q transform of SearchConfig.q_transform `name` ('siblings' or 'bounded')."""
-  if name == "bounded":
-    return functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0)
-  if name == "siblings":
-    return mctx.qtransform_by_parent_and_siblings
-  raise ValueError(f"unknown Q transform {name!r}: 'siblings' or 'bounded'")
+FIRST_PLAY = ("loss", "parent", "reduction")
 
 
-def puct_selection(q_transform: str, *, pb_c_init: float, pb_c_base: float):
-  """mctx's PUCT action selection with the named Q transform."""
+@dataclasses.dataclass(frozen=True)
+class QTransform:
+  """How a child's Q enters its PUCT score, as an mctx Q transform (tree, node) -> [A] in [0, 1].
+
+  Attributes:
+    name: 'siblings' (stretched between the lowest and highest Q of the node and its
+      visited children, mctx's default) or 'bounded' (the values' own range [-1, 1]).
+    first_play: the value an unvisited child counts with (first-play urgency): 'loss' (the
+      lowest: mctx's), 'parent' (the node's own mean value, as Leela Zero found best for a
+      weak network) or 'reduction' (the node's value less fpu_reduction * sqrt(the prior
+      mass of the visited children), KataGo's and Leela Zero's later rule: the more of the
+      policy was looked at, the less an unlooked-at move is worth).
+    fpu_reduction: the reduction's scale, on the [-1, 1] value scale.
+  """
+
+  name: str = "siblings"
+  first_play: str = "loss"
+  fpu_reduction: float = 0.0
+
+  def __post_init__(self):
+    if self.name not in ("siblings", "bounded"):
+      raise ValueError(f"unknown Q transform {self.name!r}: 'siblings' or 'bounded'")
+    if self.first_play not in FIRST_PLAY:
+      raise ValueError(f"unknown first-play urgency {self.first_play!r}: one of "
+                       f"{', '.join(FIRST_PLAY)} (search.first_play, --first-play)")
+
+  def __call__(self, tree: mctx.Tree, node_index) -> jax.Array:
+    if self.first_play == "loss":  # mctx's own transforms
+      if self.name == "bounded":
+        return mctx.qtransform_by_min_max(tree, node_index, min_value=-1.0, max_value=1.0)
+      return mctx.qtransform_by_parent_and_siblings(tree, node_index)
+    visits = tree.children_visits[node_index]
+    node_value = tree.node_values[node_index]
+    fpu = node_value
+    if self.first_play == "reduction":
+      visited_prior = jnp.sum(jnp.where(visits > 0, jax.nn.softmax(
+          tree.children_prior_logits[node_index]), 0.0))
+      fpu = node_value - self.fpu_reduction * jnp.sqrt(visited_prior)
+    values = jnp.where(visits > 0, tree.qvalues(node_index), jnp.clip(fpu, -1.0, 1.0))
+    if self.name == "bounded":
+      return (values + 1.0) / 2.0
+    low = jnp.minimum(node_value, jnp.min(values))
+    high = jnp.maximum(node_value, jnp.max(values))
+    return (values - low) / jnp.maximum(high - low, 1e-8)
+
+
+def make_qtransform(q_transform) -> QTransform:
+  """The QTransform of a name ('siblings' or 'bounded', first play a loss) or a QTransform."""
+  return q_transform if isinstance(q_transform, QTransform) else QTransform(q_transform)
+
+
+def puct_selection(q_transform, *, pb_c_init: float, pb_c_base: float):
+  """mctx's PUCT action selection with a Q transform (a name or a QTransform)."""
   return functools.partial(mctx.muzero_action_selection, pb_c_init=pb_c_init,
                            pb_c_base=pb_c_base, qtransform=make_qtransform(q_transform))
 

@@ -34,7 +34,7 @@ def _selection(search: SearchConfig):
     select = functools.partial(alphago_selection, c_puct=search.c_puct)
     return functools.partial(select, depth=0), select
   if search.algorithm == "puct":
-    select = puct_selection(search.q_transform, pb_c_init=search.pb_c_init,
+    select = puct_selection(search.qtransform, pb_c_init=search.pb_c_init,
                             pb_c_base=search.pb_c_base)
     return functools.partial(select, depth=0), select
   raise ValueError(f"a search grown in steps needs PUCT selection ('alphago' or 'puct'), "

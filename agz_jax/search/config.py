@@ -2,6 +2,8 @@
 
 import dataclasses
 
+from agz_jax.search.action_selection import FIRST_PLAY, QTransform
+
 ALGORITHMS = ("gumbel", "puct", "alphago")
 Q_TRANSFORMS = ("siblings", "bounded")
 
@@ -36,7 +38,11 @@ class SearchConfig:
       visited children, so that the smallest difference the value makes weighs as much
       as a won game against a lost one. 'bounded': the values' own range, [-1, 1] mapped
       to [0, 1], unstretched (AlphaZero's, Leela Zero's): the prior weighs more where the
-      value is unsure. Unvisited children count as losses under both.
+      value is unsure. Unvisited children count as `first_play` says under both.
+    first_play: PUCT: the value an unvisited child counts with (first-play urgency):
+      'loss' (mctx's, the default), 'parent' (its parent's mean value) or 'reduction'
+      (the parent's value less fpu_reduction * sqrt(the visited children's prior mass)).
+    fpu_reduction: PUCT with first_play 'reduction': the reduction's scale.
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
       uses it against a collapse seen from scratch: with komi, a side that
@@ -56,6 +62,8 @@ class SearchConfig:
   forced_playouts: bool = False
   forced_playouts_k: float = 2.0
   q_transform: str = "siblings"
+  first_play: str = "loss"
+  fpu_reduction: float = 0.2
   min_pass_moves: int = 0
 
   def __post_init__(self):
@@ -68,6 +76,11 @@ class SearchConfig:
     if self.q_transform not in Q_TRANSFORMS:
       raise ValueError(f"search.q_transform must be one of {', '.join(Q_TRANSFORMS)}, "
                        f"got {self.q_transform!r}")
+    if self.first_play not in FIRST_PLAY:
+      raise ValueError(f"search.first_play must be one of {', '.join(FIRST_PLAY)}, "
+                       f"got {self.first_play!r}")
+    if not self.fpu_reduction >= 0:
+      raise ValueError(f"search.fpu_reduction must be at least 0, got {self.fpu_reduction!r}")
     if self.forced_playouts and self.algorithm != "puct":
       raise ValueError(f"search.forced_playouts is for the PUCT search (algorithm 'puct'), not "
                        f"{self.algorithm!r}: Gumbel's policy target comes from completed Q "
@@ -83,6 +96,11 @@ class SearchConfig:
               and (f.name in search_config or f.default is dataclasses.MISSING)}
     fields.update(overrides)
     return cls(**fields)
+
+  @property
+  def qtransform(self) -> QTransform:
+    """PUCT: the Q transform with its first-play urgency."""
+    return QTransform(self.q_transform, self.first_play, self.fpu_reduction)
 
   def replace(self, **changes) -> "SearchConfig":
     return dataclasses.replace(self, **changes)

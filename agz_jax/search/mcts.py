@@ -18,7 +18,6 @@ import mctx
 
 from agz_jax.game import Game
 from agz_jax.search import reuse as reuse_lib
-from agz_jax.search.action_selection import make_qtransform
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
 from agz_jax.search.policies import (alphago_policy, forced_puct_policy, gumbel_policy,
@@ -182,9 +181,9 @@ def _policy(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Ar
         variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
         invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
         dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base,
-        k=search.forced_playouts_k, q_transform=search.q_transform)
+        k=search.forced_playouts_k, q_transform=search.qtransform)
   return mctx.muzero_policy(
       variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
       invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
       dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base,
-      qtransform=make_qtransform(search.q_transform))
+      qtransform=search.qtransform)
