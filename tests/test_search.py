@@ -335,24 +335,33 @@ def test_unknown_algorithm_is_refused():
 CENTRE = 12
 
 
-def _centre_is_slightly_worse(variables, states, rng_key):
-  """Prior 60% on the centre; whoever holds the centre is 0.1 worse off, so the move that takes
-  it is worth -0.1 to its player, every other move 0."""
-  del variables, rng_key
-  batch = states.board.shape[0]
-  logits = jnp.zeros((batch, CFG.num_actions)).at[:, CENTRE].set(jnp.log(0.6 * 25 / 0.4))
-  centre = states.board.reshape(batch, -1)[:, CENTRE]
-  held = jnp.where(centre == states.to_play, -0.1, 0.1)
-  return logits, jnp.where(centre == go.EMPTY, 0.0, held)
+def _centre_worse_by(cost):
+  """An evaluator: prior 60% on the centre; whoever holds the centre is `cost` worse off, so
+  the move that takes it is worth -cost to its player, every other move 0."""
+
+  def evaluate(variables, states, rng_key):
+    del variables, rng_key
+    batch = states.board.shape[0]
+    logits = jnp.zeros((batch, CFG.num_actions)).at[:, CENTRE].set(jnp.log(0.6 * 25 / 0.4))
+    centre = states.board.reshape(batch, -1)[:, CENTRE]
+    held = jnp.where(centre == states.to_play, -cost, cost)
+    return logits, jnp.where(centre == go.EMPTY, 0.0, held)
+
+  return evaluate
 
 
 @functools.cache
-def _q_search(q_transform):
-  settings = helpers.search_config(algorithm="puct", num_simulations=150, dirichlet_fraction=0.0,
-                                   q_transform=q_transform)
+def _centre_search(cost, num_simulations, **settings):
+  """A PUCT search from the empty board with _centre_worse_by(cost)."""
+  settings = helpers.search_config(algorithm="puct", num_simulations=num_simulations,
+                                   dirichlet_fraction=0.0, **settings)
   states = jax.tree.map(lambda x: x[None], go.init(CFG))
-  return jax.jit(lambda key: search.run_search(GAME, _centre_is_slightly_worse, {}, states, key,
+  return jax.jit(lambda key: search.run_search(GAME, _centre_worse_by(cost), {}, states, key,
                                                 settings))(jax.random.PRNGKey(0))
+
+
+def _q_search(q_transform):
+  return _centre_search(0.1, 150, q_transform=q_transform)
 
 
 def test_bounded_q_lets_a_small_value_difference_weigh_little_against_the_prior():
@@ -385,23 +394,8 @@ def test_unknown_q_transform_is_refused():
 # ---------------------------------------------------------------------------- first-play urgency
 
 
-def _centre_is_a_blunder(variables, states, rng_key):
-  """Prior 60% on the centre; whoever holds the centre is 0.5 worse off."""
-  del variables, rng_key
-  batch = states.board.shape[0]
-  logits = jnp.zeros((batch, CFG.num_actions)).at[:, CENTRE].set(jnp.log(0.6 * 25 / 0.4))
-  centre = states.board.reshape(batch, -1)[:, CENTRE]
-  held = jnp.where(centre == states.to_play, -0.5, 0.5)
-  return logits, jnp.where(centre == go.EMPTY, 0.0, held)
-
-
-@functools.cache
-def _fpu_search(first_play, evaluator=_centre_is_a_blunder):
-  settings = helpers.search_config(algorithm="puct", num_simulations=100, dirichlet_fraction=0.0,
-                                   q_transform="bounded", first_play=first_play)
-  states = jax.tree.map(lambda x: x[None], go.init(CFG))
-  return jax.jit(lambda key: search.run_search(GAME, evaluator, {}, states, key,
-                                                settings))(jax.random.PRNGKey(0))
+def _fpu_search(first_play):
+  return _centre_search(0.5, 100, q_transform="bounded", first_play=first_play)
 
 
 def test_first_play_at_the_parents_value_lets_the_search_leave_a_blunder_the_prior_likes():
