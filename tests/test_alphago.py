@@ -153,6 +153,60 @@ def test_lambda_mixes_the_value_network_with_the_rollouts():
                       rollout_groups=None, value_model=value_net)
 
 
+@pytest.mark.slow
+def test_lambda_from_a_move_number_switches_the_leaf_value_from_the_network_to_rollouts():
+  """Before lambda_from_move a leaf is the value network's alone; from it on, the mix."""
+  size, black, white = go.parse_board(EYES)
+  cfg = go.GoConfig(size=size, komi=0.5)
+  model, rollout_vars = _fast_policy(patterns.make_tables(EMPTY_TABLES))
+  value_net = nets.ValueNet(layers=2, filters=4, hidden=8)
+  start = go.init(cfg, black=black, white=white, to_play=go.WHITE)
+  moves = np.asarray([0, 149, 150, 151, 300], np.int32)  # the games' move numbers
+  states = jax.tree.map(lambda x: jnp.repeat(x[None], len(moves), 0), start)
+  states = states.replace(move_count=jnp.asarray(moves))
+  planes = helpers.planes(cfg, states, "alphago49")
+  value_vars = value_net.init(jax.random.PRNGKey(1), planes)
+  v = np.asarray(value_net.apply(value_vars, planes))
+  z = 1.0   # the rollouts' outcome for white, who owns more of the board
+  variables = {"rollout": rollout_vars, "value": value_vars}
+  for lam in (1.0, 0.5):
+    evaluate = alphago.evaluator(
+        cfg, alphago.LeafSettings(prior="uniform", mixing=lam, rollouts_per_leaf=2,
+                                  lambda_from_move=150),
+        rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS, value_model=value_net)
+    _, value = jax.jit(evaluate)(variables, states, jax.random.PRNGKey(0))
+    want = np.where(moves >= 150, (1 - lam) * v + lam * z, v)
+    np.testing.assert_allclose(np.asarray(value), want, rtol=1e-5, atol=1e-6)
+    assert np.all(np.abs(v - z) > 1e-3)  # the two judges differ: the switch shows
+  # The early leaves need a value network.
+  with pytest.raises(ValueError, match="lambda_from_move 150: the leaves before it are valued "
+                                       "by a value network: give one"):
+    alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", lambda_from_move=150),
+                      rollout_model=model, rollout_groups=patterns.ROLLOUT_GROUPS)
+  with pytest.raises(ValueError, match="lambda_from_move must be a move number"):
+    alphago.LeafSettings(lambda_from_move=-1)
+
+
+def test_a_dual_networks_policy_head_is_the_prior_and_its_value_head_the_value():
+  cfg = go.GoConfig(size=9, komi=7.5, history=8)
+  model = nets.AlphaZeroNet(blocks=1, channels=8, value_hidden=8, num_actions=cfg.num_actions)
+  states = jax.tree.map(lambda *x: jnp.stack(x), go.play(cfg, [40, 41]), go.play(cfg, [10]))
+  planes = helpers.planes(cfg, states, "agz17")
+  variables = model.init(jax.random.PRNGKey(3), planes)
+  want_logits, want_value = model.apply(variables, planes)[:2]
+  evaluate = alphago.evaluator(cfg, alphago.LeafSettings(prior="sl", mixing=0.0, beta=0.5),
+                               rollout_model=None, rollout_groups=None,
+                               prior_model=alphago.DualPolicy(model), prior_encoding="agz17",
+                               value_model="prior")
+  logits, value = jax.jit(evaluate)({"prior": variables}, states, jax.random.PRNGKey(0))
+  np.testing.assert_allclose(np.asarray(logits), np.asarray(want_logits) / 0.5, rtol=1e-5,
+                             atol=1e-5)
+  np.testing.assert_allclose(np.asarray(value), np.asarray(want_value), rtol=1e-5, atol=1e-6)
+  with pytest.raises(ValueError, match="only when the prior is a dual network"):
+    alphago.evaluator(cfg, alphago.LeafSettings(prior="uniform", mixing=0.0), rollout_model=None,
+                      rollout_groups=None, value_model="prior")
+
+
 def test_the_prior_and_the_value_network_read_the_same_planes():
   """With both networks the 48 planes are computed once: the prior gets them, the value
   network them and the colour to play, exactly as each network's own encoding."""
@@ -266,6 +320,34 @@ def test_a_dual_networks_value_head_values_the_leaves(bundle, tmp_path):
   np.testing.assert_allclose(np.asarray(value), np.asarray(want), rtol=1e-5, atol=1e-6)
   _, ok, move = engine.handle("genmove b")
   assert ok and move != "resign"
+
+
+@pytest.mark.slow
+def test_one_dual_network_as_prior_and_value_with_rollouts_from_a_move(bundle, tmp_path):
+  dual = helpers.make_checkpoint(tmp_path / "dual")
+  spec = (f"alphago:prior={dual},value={dual},rollout={bundle}/rollout,lambda=1,"
+          f"lambda_from_move=30,rollouts_per_leaf=1,max_rollout_moves=40,tree_nodes=64")
+  player = players.load_player(spec, simulations=4)
+  assert player.value == ("prior", "agz17") and set(player.variables) == {"prior", "rollout"}
+  assert player.name == "agz_jax-alphago-1x8-value-then-rollouts1-from30"
+  assert player.leaf == alphago.LeafSettings(prior="sl", mixing=1.0, rollouts_per_leaf=1,
+                                             max_rollout_moves=40, lambda_from_move=30)
+  engine = gtp.Engine(player, simulations=4)
+  _, ok, move = engine.handle("genmove b")
+  assert ok and move != "resign"
+  prior, _ = player.policy(engine.cfg, engine.state)
+  assert prior.shape == (82,) and abs(prior.sum() - 1) < 1e-5
+
+
+def test_a_prior_that_cannot_be_one_is_refused_in_one_line(bundle, tmp_path):
+  from configs import dots_and_boxes_cpu  # pylint: disable=import-outside-toplevel
+  dots = helpers.make_checkpoint(tmp_path / "dots", config=dots_and_boxes_cpu.get_config())
+  with pytest.raises(ValueError, match=r"plays dots_and_boxes, not Go: give a Go network as "
+                                       r"prior=DIR$"):
+    players.load_player(f"alphago:prior={dots},rollout={bundle}/rollout", simulations=4)
+  with pytest.raises(ValueError, match=r"is an SL policy network, with no value head to value "
+                                       r"the leaves as value=DIR too"):
+    players.load_player(f"alphago:prior={bundle}/sl,value={bundle}/sl,lambda=0", simulations=4)
 
 
 def test_a_value_network_of_another_game_is_refused_in_one_line(bundle, tmp_path):
@@ -496,6 +578,8 @@ def test_a_bundle_with_a_value_network_mixes_its_leaves(bundle, tmp_path):
                         simulations=4)
   for bad, message in ((f"alphago:rollout={bundle}/rollout,lambda=0.5", "mixes in a value network"),
                        (f"alphago:rollout={bundle}/rollout,value={bundle}/sl,lambda=0.5",
-                        "not a value network")):
+                        "not a value network"),
+                       (f"alphago:rollout={bundle}/rollout,lambda=1,lambda_from_move=100",
+                        "lambda_from_move 100 leaves the positions before it to a value network")):
     with pytest.raises(ValueError, match=message):
       players.load_player(bad, simulations=4)

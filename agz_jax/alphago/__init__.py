@@ -16,10 +16,10 @@ symmetries); this package holds what only the 2016 pipeline uses:
 """
 
 from agz_jax.alphago import lanes, ladders, pattern_codes, patterns, planes, rollout
-from agz_jax.alphago.leaf import PRIORS, DualValue, LeafSettings, evaluator, rollout_logits
+from agz_jax.alphago.leaf import PRIORS, DualPolicy, DualValue, LeafSettings, evaluator, rollout_logits
 from agz_jax.alphago.planes import LADDER_DEFAULTS, LadderSettings, ladder_settings
 
 __all__ = [
-    "DualValue", "LADDER_DEFAULTS", "LadderSettings", "LeafSettings", "PRIORS", "evaluator", "ladder_settings",
+    "DualPolicy", "DualValue", "LADDER_DEFAULTS", "LadderSettings", "LeafSettings", "PRIORS", "evaluator", "ladder_settings",
     "ladders", "lanes", "pattern_codes", "patterns", "planes", "rollout", "rollout_logits",
 ]

@@ -7,12 +7,15 @@ A player is described by a bundle: a folder with `alphago.json`, e.g.
    "rollouts_per_leaf": 8, "tree_nodes": 2048}
 
 where "prior", "rollout" and "value" name checkpoints (training workdirs or
-checkpoint folders; relative to the bundle) of an SL policy network, a fast
-rollout policy and a value network (or a dual network, whose value head values
-the leaves); "prior": "uniform" searches without a policy
+checkpoint folders; relative to the bundle) of an SL policy network (or a dual network,
+whose policy head is then the prior), a fast rollout policy and a value network (or a
+dual network, whose value head values the leaves; the same dual network as prior and
+value runs once per leaf for both); "prior": "uniform" searches without a policy
 network; "lambda" weighs the rollouts against the value network in a leaf's value
 (the paper's mixing: 1 rollouts only, 0 the value network only, which needs no
-rollout policy; 0.5 by default when a value network is given, else 1); "tree_nodes" is the
+rollout policy; 0.5 by default when a value network is given, else 1);
+"lambda_from_move" applies lambda from that move of the game on, the value network
+alone valuing the leaves before it (0, the default: everywhere); "tree_nodes" is the
 size of the search tree, the same for every move of a game (one compiled search
 serves them all); "trees" searches that many trees of the position at once (root
 parallelism), spread over the devices (0: one per device; on a CPU, run the engine
@@ -36,7 +39,8 @@ MIXED = 0.5  # the paper's lambda
 SPEC_PREFIX = "alphago:"
 # Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
 DEFAULTS = {"prior": "uniform", "value": "none", "lambda": None, "beta": 0.67, "rollouts_per_leaf": 8,
-            "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0}
+            "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0,
+            "lambda_from_move": 0}
 
 
 def is_bundle(spec: str) -> bool:
@@ -73,7 +77,8 @@ def read_bundle(spec: str) -> dict:
     out["lambda"] = MIXED if out["value"] != "none" else 1.0
   for key in ("lambda", "beta", "c_puct"):
     out[key] = _number(key, out[key], float)
-  if out["lambda"] == 1.0:
+  out["lambda_from_move"] = _number("lambda_from_move", out["lambda_from_move"], int)
+  if out["lambda"] == 1.0 and out["lambda_from_move"] == 0:
     out["value"] = "none"  # rollouts only: a value network given is not used, nor loaded
   if "rollout" not in settings and out["lambda"] != 0.0:
     raise ValueError("alphago player: no rollout policy given (rollout=DIR); only lambda=0 "
@@ -128,6 +133,28 @@ def _value_network(path: str):
   return (model, config.model.encoding), jax.tree.map(jnp.asarray, variables), (config.game.size,)
 
 
+def _prior_network(path: str, shared: bool):
+  """The prior's Network: an SL policy network, or a dual network (its policy head)."""
+  from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
+  prior = Network.from_checkpoint(path)
+  if prior.config.game.get("name", "go") != "go":
+    raise ValueError(f"{path} plays {prior.config.game.name}, not Go: give a Go network as "
+                     f"prior=DIR")
+  if prior.config.model.kind in nets.VALUE_ONLY:
+    raise ValueError(f"{path} is a value network, which has no moves to give as a prior: give "
+                     f"an SL policy or a dual network as prior=DIR")
+  if shared and not prior.has_value:
+    raise ValueError(f"{path} is an SL policy network, with no value head to value the leaves "
+                     f"as value=DIR too: give a value network or a dual network there")
+  try:
+    go.check_encoding(go.GoConfig(size=prior.config.game.size, **AlphaGoPlayer.planes),
+                      prior.encoding)
+  except ValueError as e:
+    raise ValueError(f"{path}: its {e}; the AlphaGo player keeps "
+                     f"{AlphaGoPlayer.planes['history']} boards") from None
+  return prior
+
+
 class AlphaGoPlayer:
   """Searches with AlphaGo's PUCT, its leaves valued by rollouts of the fast policy, the value
   network, or both mixed by lambda.
@@ -151,7 +178,8 @@ class AlphaGoPlayer:
     self.leaf = alphago.LeafSettings(
         prior="uniform" if settings["prior"] == "uniform" else "sl", beta=settings["beta"],
         mixing=settings["lambda"], rollouts_per_leaf=settings["rollouts_per_leaf"],
-        max_rollout_moves=settings["max_rollout_moves"])
+        max_rollout_moves=settings["max_rollout_moves"],
+        lambda_from_move=settings["lambda_from_move"])
     self.rollout_model = self.groups = None
     self.variables = {}
     if self.leaf.mixing > 0.0:  # (lambda 0 plays no rollout)
@@ -167,17 +195,22 @@ class AlphaGoPlayer:
     self.prior = self.value = None
     self.sizes = None  # patterns fit every board
     name = "uniform"
-    if settings["value"] != "none":
+    # One dual network as prior and value: its value head comes from the prior's forward pass.
+    shared = settings["value"] != "none" and settings["value"] == settings["prior"]
+    if settings["value"] != "none" and not shared:
       self.value, self.variables["value"], self.sizes = _value_network(settings["value"])
-    elif self.leaf.mixing < 1.0:
+    elif settings["value"] == "none" and self.leaf.mixing < 1.0:
       raise ValueError(f"alphago player: lambda {self.leaf.mixing:g} mixes in a value network: "
                        "give one (value=DIR), or use lambda = 1 (rollouts only)")
+    elif settings["value"] == "none" and self.leaf.needs_value:
+      raise ValueError(f"alphago player: lambda_from_move {self.leaf.lambda_from_move} leaves "
+                       f"the positions before it to a value network: give one (value=DIR), or "
+                       f"use lambda_from_move=0")
     if self.leaf.prior == "sl":
-      from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
-      self.prior = Network.from_checkpoint(settings["prior"])
-      if self.prior.has_value:
-        raise ValueError(f"{settings['prior']} is not an SL policy network")
+      self.prior = _prior_network(settings["prior"], shared)
       self.variables["prior"] = self.prior.variables
+      if shared:
+        self.value, self.sizes = ("prior", self.prior.encoding), self.prior.sizes
       if self.sizes is not None and set(self.sizes).isdisjoint(self.prior.sizes):
         raise ValueError(f"alphago player: the value network plays {self.sizes[0]}x"
                          f"{self.sizes[0]} and the SL policy {self.prior.sizes[0]}x"
@@ -186,6 +219,8 @@ class AlphaGoPlayer:
       name = self.prior.name.replace("agz_jax-", "")
     leaves = {1.0: f"rollouts{self.leaf.rollouts_per_leaf}", 0.0: "value"}.get(
         self.leaf.mixing, f"value-rollouts{self.leaf.rollouts_per_leaf}-lambda{self.leaf.mixing:g}")
+    if self.leaf.lambda_from_move and self.leaf.mixing > 0.0:
+      leaves = f"value-then-{leaves}-from{self.leaf.lambda_from_move}"
     self.name = f"agz_jax-alphago-{name}-{leaves}"
     self.settings = search.SearchConfig(
         algorithm="alphago", num_simulations=settings["tree_nodes"] - 1, max_num_considered_actions=1,
@@ -193,7 +228,9 @@ class AlphaGoPlayer:
         pb_c_base=1.0, c_puct=settings["c_puct"])
     make_evaluator = EvaluatorMaker.of(
         _leaf_evaluator, settings=self.leaf, rollout_model=self.rollout_model,
-        rollout_groups=self.groups, prior_model=self.prior.model if self.prior else None,
+        rollout_groups=self.groups,
+        prior_model=(None if self.prior is None else alphago.DualPolicy(self.prior.model)
+                     if self.prior.has_value else self.prior.model),
         prior_encoding=self.prior.encoding if self.prior else "alphago48",
         value_model=self.value[0] if self.value else None,
         value_encoding=self.value[1] if self.value else "alphago49")
