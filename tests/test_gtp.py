@@ -645,16 +645,23 @@ def test_no_pass_while_the_score_is_against_us():
   assert engine.handle("genmove b")[2] == "E5"       # the best candidate other than pass
   # Black's lone stone reaches every empty point (B+73.5): now white must not pass.
   assert engine.handle("genmove w")[2] == "D4"
-  # With the score in its favour black passes as its search says.
+  # With the score in its favour black still takes a neutral point before passing: on the
+  # empty board, a pass would let white's first stone own it all.
   engine = gtp.Engine(_PassingPlayer("E5"), resign_threshold=0.0)
   engine.handle("komi -10")
-  assert engine.handle("genmove b")[2] == "pass"
-  # Behind, but the only other candidate fills its own eye: pass.
+  assert engine.handle("genmove b")[2] == "E5"
+  # White leads by komi and every empty point is black's: no neutral point, the pass stands.
+  engine = gtp.Engine(_PassingPlayer("D4"), resign_threshold=0.0)
+  assert engine.handle("komi 100")[1] and engine.handle("play b E5")[1]
+  assert engine.handle("genmove w")[2] == "pass"
+  # Behind, and the only other candidate fills its own eye: a neutral point instead.
   engine = gtp.Engine(_PassingPlayer("A1"), resign_threshold=0.0)
   for command in ("komi 7.5", "play b B1", "play w H8", "play b A2", "play w H7", "play b B2",
                   "play w H6"):
     assert engine.handle(command)[1], command
-  assert engine.handle("genmove b")[2] == "pass"
+  move = engine.handle("genmove b")[2]
+  assert move not in ("A1", "pass")
+  assert int(go.ownership(engine.cfg, engine.history[-2])[go.gtp_to_action(engine.cfg, move)]) == 0
 
 
 @pytest.mark.parametrize("seconds", ["nan", "inf"])

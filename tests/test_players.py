@@ -75,14 +75,62 @@ def test_no_pass_while_behind_but_pass_when_only_an_own_eye_is_left():
   # Empty board, komi 7.5: black is behind, its proposed pass becomes the next candidate.
   assert choose(_Proposer("pass", "E5"), go.init(CFG), resign_threshold=0.0) == 40
   ahead = go.GoConfig(size=9, komi=-10.0, max_moves=4 * 81)
-  assert choose(_Proposer("pass", "E5"), go.init(ahead), ahead,
+  # Ahead by komi on an empty board, a pass would let the opponent's first stone take every
+  # point: the search's next candidate, a neutral point, is played instead; once black's
+  # stone owns the board, the pass stands.
+  assert choose(_Proposer("pass", "E5"), go.init(ahead), ahead, resign_threshold=0.0) == 40
+  owned = go.init(ahead, black=[40], to_play=go.BLACK)
+  assert choose(_Proposer("pass", "E5"), owned, ahead,
                 resign_threshold=0.0) == ahead.pass_action
-  # Black B1 A2 B2 make an eye at A1; behind, but the only other candidate fills it: pass.
+  # Black holds columns A and B but for its eye at A1, white the rest: no point is neutral.
+  # Behind, but the only other candidate fills the eye: pass.
+  state = go.init(CFG, black=[go.gtp_to_action(CFG, f"{c}{r}") for c in "AB" for r in range(1, 10)
+                              if (c, r) != ("A", 1)],
+                  white=[go.gtp_to_action(CFG, f"C{r}") for r in range(1, 10)])
+  assert choose(_Proposer("pass", "A1"), state, resign_threshold=0.0) == CFG.pass_action
+  assert choose(_Proposer("pass", "A1", "E5"), state,
+                resign_threshold=0.0) == go.gtp_to_action(CFG, "E5")
+
+
+def _walls(komi, fill=()):
+  """Black holds columns A-D, white F-J; column E is neutral (the vertices in `fill` black)."""
+  cfg = go.GoConfig(size=9, komi=komi, max_moves=4 * 81)
+  black = [go.gtp_to_action(cfg, f"D{r}") for r in range(1, 10)]
+  white = [go.gtp_to_action(cfg, f"F{r}") for r in range(1, 10)]
+  return cfg, go.init(cfg, black=black + [go.gtp_to_action(cfg, v) for v in fill], white=white)
+
+
+def test_a_pass_that_would_leave_neutral_points_fills_one_instead():
+  cfg, state = _walls(komi=-3.5)  # black leads 36 - 36 + 3.5: a pass would not lose
+  column_e = {go.gtp_to_action(cfg, f"E{r}") for r in range(1, 10)}
+  move = choose(_Proposer("pass"), state, cfg, resign_threshold=0.0)
+  assert move in column_e  # one more point for black
+  assert move_policy.dame_to_fill(cfg, state) == move
+  # Once every neutral point is black's, the pass stands; after the opponent's pass the game
+  # ends at once, won, without a search.
+  cfg, filled = _walls(komi=-3.5, fill=[f"E{r}" for r in range(1, 10)])
+  assert move_policy.dame_to_fill(cfg, filled) is None
+  assert choose(_Proposer("pass"), filled, cfg, resign_threshold=0.0) == cfg.pass_action
+  assert choose(_Proposer("pass"), state, cfg, opponent_passed=True,
+                resign_threshold=0.0) == cfg.pass_action
+
+
+def test_a_neutral_point_is_filled_only_where_the_new_stone_keeps_two_liberties():
+  # Black D5 is surrounded on three sides; a black stone at E5 (white E4 and E6) would
+  # leave the pair with F5 alone: in atari. Elsewhere a black stone gains a point.
+  vertices = lambda *vs: [go.gtp_to_action(CFG, v) for v in vs]
+  state = go.init(CFG, black=vertices("D5", "H8"), white=vertices("C5", "D4", "D6", "E4", "E6"))
+  gains = np.asarray(move_policy._dame_gains(CFG, state))  # pylint: disable=protected-access
+  assert gains[go.gtp_to_action(CFG, "E5")] == 0
+  assert gains[go.gtp_to_action(CFG, "A1")] == 1 and gains[go.gtp_to_action(CFG, "H9")] == 1
+  assert gains[go.gtp_to_action(CFG, "H8")] == 0  # occupied
+
+
+def test_no_own_eye_is_filled_while_another_candidate_fills_none():
   state = go.init(CFG, black=[go.gtp_to_action(CFG, v) for v in ("B1", "A2", "B2")],
                   white=[go.gtp_to_action(CFG, v) for v in ("H8", "H7", "H6")])
-  assert choose(_Proposer("pass", "A1"), state, resign_threshold=0.0) == CFG.pass_action
-  assert choose(_Proposer("pass", "A1", "C3"), state,
-                resign_threshold=0.0) == go.gtp_to_action(CFG, "C3")
+  assert choose(_Proposer("A1", "C3"), state, resign_threshold=0.0) == go.gtp_to_action(CFG, "C3")
+  assert choose(_Proposer("C3", "A1"), state, resign_threshold=0.0) == go.gtp_to_action(CFG, "C3")
 
 
 # -- resign -----------------------------------------------------------------------------------
@@ -100,6 +148,9 @@ def test_resign_below_the_threshold_only_after_the_minimum_moves():
   assert choose(losing, states[4]) == 40
   late = go.init(CFG).replace(move_count=np.int32(40))
   assert choose(losing, late) is None
+  # Only where the Tromp-Taylor count agrees: black owning the board plays on.
+  ahead = go.init(CFG, black=[go.gtp_to_action(CFG, "E5")]).replace(move_count=np.int32(40))
+  assert choose(_Proposer("D4", value=-0.95), ahead) == go.gtp_to_action(CFG, "D4")
 
 
 def test_engine_resigns_through_gtp():

@@ -7,17 +7,24 @@ The player proposes (its search or policy); these rules decide what is played:
 - Never pass while the score is against us (the opponent could end the game by
   passing too, with its dead stones still counted): play the best candidate
   that fills none of our own eyes instead; pass only when there is none.
-- Resign when the win rate is below the threshold, but not in the first moves.
+- Never pass while a neutral point (dame) is left whose filling raises our
+  Tromp-Taylor score and leaves the new stone out of atari: under area scoring
+  those points count, and an engine that passes early hands them over.
+- Never fill one of our own eyes while another candidate fills none.
+- Resign when the win rate is below the threshold and the Tromp-Taylor count of
+  the board agrees that we are behind, but not in the first moves.
 - Spend the seconds per move or a share of the time left: a player with
   `timed_search` searches until its time is up; others get the simulations that
   fitted in the time on their last search.
 """
 
 import dataclasses
+import functools
 import math
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import go
@@ -165,9 +172,11 @@ def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, 
   min_moves = rules.resign_min_moves
   if min_moves is None:
     min_moves = cfg.num_points // 2
-  if win_rate(out["value"]) < rules.resign_threshold and int(state.move_count) >= min_moves:
+  behind = colour * go.host_score(cfg, state) < 0
+  if (win_rate(out["value"]) < rules.resign_threshold and int(state.move_count) >= min_moves
+      and behind):
     return None
-  return _not_a_losing_pass(cfg, state, out)
+  return _settled(cfg, state, out, opponent_passed)
 
 
 def search_line(cfg: go.GoConfig, state: go.GoState, out: dict, seconds: float) -> str:
@@ -182,17 +191,60 @@ def search_line(cfg: go.GoConfig, state: go.GoState, out: dict, seconds: float) 
           f"| pv {pv}")
 
 
-def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: dict) -> int:
-  """The chosen action, unless it is a pass while the score is against the mover: then the
-  most visited (or most likely) candidate that fills none of its own eyes, if any."""
+def _settled(cfg: go.GoConfig, state: go.GoState, out: dict, opponent_passed: bool) -> int:
+  """The chosen action, unless it fills one of the mover's own eyes or is a pass that hands
+  over points: then the most visited (or most likely) candidate that fills none of its eyes,
+  or a neutral point worth filling (dame_to_fill), or a pass."""
   action = out["action"]
-  if action != cfg.pass_action or int(state.to_play) * go.host_score(cfg, state) >= 0:
-    return action
   allowed = sensible(cfg, state)
-  for candidate in out["candidates"]:
-    if candidate["action"] != cfg.pass_action and allowed[candidate["action"]]:
-      return candidate["action"]
-  return action
+  if action != cfg.pass_action and allowed[action]:
+    return action
+  candidates = [c["action"] for c in out["candidates"]]
+  behind = int(state.to_play) * go.host_score(cfg, state) < 0
+  if action == cfg.pass_action and not behind:
+    # A pass that does not lose the count: still, no neutral point is left to the opponent.
+    dame = None if opponent_passed else dame_to_fill(cfg, state, candidates)
+    return cfg.pass_action if dame is None else dame
+  for candidate in candidates:
+    if candidate != cfg.pass_action and allowed[candidate]:
+      return candidate
+  dame = dame_to_fill(cfg, state)
+  if dame is not None:
+    return dame
+  return cfg.pass_action if action == cfg.pass_action or not behind else action
+
+
+def dame_to_fill(cfg: go.GoConfig, state: go.GoState, prefer=()) -> int | None:
+  """A neutral point (Tromp-Taylor owner: nobody) whose filling raises the mover's score,
+  among legal points that leave the new stone's chain with two liberties or more and fill
+  none of the mover's eyes: the first of `prefer` (the search's candidates) that is one, else
+  the one that raises it most; None if no such point raises the score."""
+  gain = np.asarray(_dame_gains(cfg, state))
+  for action in prefer:
+    if action < cfg.num_points and gain[action] > 0:
+      return int(action)
+  best = int(np.argmax(gain))
+  return best if gain[best] > 0 else None
+
+
+def _dame_gain(cfg: go.GoConfig, state: go.GoState, point) -> jax.Array:
+  after = go.step(cfg, state, point)
+  board = after.board.astype(jnp.int32)
+  chain = after.chain.astype(jnp.int32)  # P on empty points
+  low, high = go.liberty_range(cfg, board, chain)
+  safe = low[chain[point]] < high[chain[point]]   # two liberties or more
+  mover = state.to_play.astype(jnp.float32)
+  return jnp.where(safe, mover * (go.score(cfg, after) - go.score(cfg, state)), 0.0)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _dame_gains(cfg: go.GoConfig, state: go.GoState) -> jax.Array:
+  """[P] the mover's score gain of filling each neutral point (0 where it may not)."""
+  points = jnp.arange(cfg.num_points)
+  neutral = go.ownership(cfg, state) == 0
+  allowed = go.sensible_moves(cfg, state)[:cfg.num_points] & neutral
+  gains = jax.vmap(lambda p: _dame_gain(cfg, state, p))(points)
+  return jnp.where(allowed, gains, 0.0)
 
 
 _sensible = jax.jit(go.sensible_moves, static_argnums=0)
