@@ -15,7 +15,7 @@ symmetries); this package holds what only the 2016 pipeline uses:
   lambda.
 """
 
-from agz_jax.alphago import lanes, ladders, pattern_codes, patterns, planes, rollout
+from agz_jax.alphago import katago, lanes, ladders, pattern_codes, patterns, planes, rollout
 from agz_jax.alphago.leaf import PRIORS, DualPolicy, DualValue, LeafSettings, evaluator, rollout_logits
 from agz_jax.alphago.planes import LADDER_DEFAULTS, LadderSettings, ladder_settings
 

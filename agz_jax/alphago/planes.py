@@ -271,6 +271,70 @@ def _alphago(cfg: GoConfig, states: GoState, colour_plane: bool,
   return planes.at[..., 44:46].set(ladder.astype(jnp.float32))
 
 
+def laddered(cfg: GoConfig, boards: jnp.ndarray, movers: jnp.ndarray,
+             ladder: LadderSettings | None = None):
+  """KataGo's ladder features of B boards (agz_jax.alphago.katago's planes 14 and 17).
+
+  Each board is read from both sides: with X to move, AlphaGo's ladder capture and escape
+  planes (the reader's rules: agz_jax.alphago.ladders). A chain of two liberties is laddered
+  when an atari on one of its liberties captures it in a ladder (a liberty marked on its
+  opponent's capture plane: where one move ataris two such chains, both count); a chain in
+  atari, with its owner to move first, when extending on its liberty does not escape (its
+  liberty is not on its owner's escape plane). Superko is read as far as each board's own
+  position (no earlier ones are known).
+
+  Args:
+    boards: [B, P] int32. movers: [B] the player to move on each (X).
+    ladder: how the ladders are read (default: this backend's).
+
+  Returns:
+    ([B, P] bool the stones of laddered chains, either colour; [B, P] bool the moves where
+    X's atari starts a working ladder on an O chain of two liberties: AlphaGo's plane 44).
+  """
+  num, p = boards.shape
+  sides = jnp.concatenate([movers, -movers]).astype(jnp.int32)                 # [2B]
+  both = jnp.concatenate([boards, boards]).astype(jnp.int32)
+
+  def state_of(board, side):
+    return go.init(cfg).replace(board=board.astype(jnp.int8),
+                                chain=go.chains(cfg, board).astype(jnp.int16),
+                                to_play=side.astype(jnp.int8))
+
+  states = jax.vmap(state_of)(both, sides)
+  _, board, chain, me, target, capture, escape = jax.vmap(
+      functools.partial(_alphago_without_ladders, cfg, colour_plane=False))(states)
+  captures, escapes = _ladder_planes(cfg, ladder or ladder_settings(), board, chain, me,
+                                     target, capture, escape)
+
+  def chains_laddered(board, chain, side, captures, escapes):
+    nbr_chain = go.neighbour_values(cfg, chain, p)                             # [P, 4]
+    empty = board == EMPTY
+    libs = liberty_counts(p, empty, nbr_chain)[chain]                          # [P]
+    colour = jnp.append(board, EMPTY)                                           # by chain name
+    by_chain = lambda hit: jax.ops.segment_max(
+        jnp.broadcast_to(hit[:, None], nbr_chain.shape).reshape(-1).astype(jnp.int32),
+        nbr_chain.reshape(-1), num_segments=p + 1) > 0
+    attacked = by_chain(empty & captures) & (colour == -side)
+    escaping = by_chain(empty & escapes) & (colour == side)
+    lib_of_chain = jax.ops.segment_max(libs, chain, num_segments=p + 1)
+    chain_hit = ((attacked & (lib_of_chain == 2))
+                 | (~escaping & (colour == side) & (lib_of_chain == 1)))
+    return (board != EMPTY) & chain_hit[chain]
+
+  hit = jax.vmap(chains_laddered)(board, chain, me, captures, escapes)          # [2B, P]
+  return hit[:num] | hit[num:], captures[:num]
+
+
+def liberty_counts(p: int, empty, nbr_chain) -> jnp.ndarray:
+  """[P + 1] int32: each chain's liberties (distinct empty points next to it), by name."""
+  repeated = [nbr_chain[:, k] == nbr_chain[:, j] for k in range(4) for j in range(k)]
+  distinct = ~jnp.stack([jnp.zeros(nbr_chain.shape[0], bool), repeated[0],
+                         repeated[1] | repeated[2], repeated[3] | repeated[4] | repeated[5]],
+                        axis=1)
+  counted = (empty[:, None] & distinct & (nbr_chain < p)).astype(jnp.int32)
+  return jax.ops.segment_sum(counted.reshape(-1), nbr_chain.reshape(-1), num_segments=p + 1)
+
+
 def _liberty_bits(p: int, empty, nbr_chain, distinct) -> jnp.ndarray:
   """[P+1, W] uint32: per chain name its liberties as a bitset (W words of 32 points), summed
   from single bits: every (liberty, chain) pair is counted once, so the sum is the union."""

@@ -15,8 +15,9 @@ from agz_jax.go.coords import (COLUMNS, action_to_gtp, action_to_sgf_move, gtp_t
                                sgf_move_to_action, star_points)
 from agz_jax.go.features import (ENCODINGS, Encoding, check_encoding, features, num_planes,
                                  own_eyes, planes_shape, register_encoding, sensible_moves)
-from agz_jax.go.rules import (check_setup, init, legal_actions, liberty_range, neighbour_table,
-                              neighbour_values, ownership, result, score, step)
+from agz_jax.go.benson import pass_alive
+from agz_jax.go.rules import (chains, check_setup, init, ko_banned, legal_actions, liberty_range,
+                              neighbour_table, neighbour_values, ownership, result, score, step)
 from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
 from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetries,
                                  symmetry_permutations, transform_planes, transform_policy)
@@ -24,10 +25,11 @@ from agz_jax.go.text import host_score, illegal_reason, parse_board, play, to_as
 
 __all__ = [
     "BLACK", "COLUMNS", "EMPTY", "ENCODINGS", "Encoding", "GoConfig", "GoState", "NUM_SYMMETRIES",
-    "WHITE", "action_to_gtp", "action_to_sgf_move", "check_encoding", "check_setup",
+    "WHITE", "action_to_gtp", "action_to_sgf_move", "chains", "check_encoding", "check_setup",
     "dirichlet_alpha", "features", "gtp_to_action", "host_score", "illegal_reason", "init",
-    "inverse_symmetry", "legal_actions", "liberty_range", "max_length", "neighbour_table",
-    "neighbour_values", "num_actions", "num_planes", "own_eyes", "ownership", "parse_board",
+    "inverse_symmetry", "ko_banned", "legal_actions", "liberty_range", "max_length",
+    "neighbour_table", "neighbour_values", "num_actions", "num_planes", "own_eyes", "ownership",
+    "parse_board", "pass_alive",
     "pass_action", "planes_shape", "play", "register_encoding", "result", "score",
     "sensible_moves", "sgf_move_to_action", "star_points", "step", "symmetries",
     "symmetry_permutations", "to_ascii", "transform_planes", "transform_policy",

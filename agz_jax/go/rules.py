@@ -157,6 +157,12 @@ def _was_seen(state: GoState, keys: jnp.ndarray) -> jnp.ndarray:
   return jnp.any(same, axis=1)
 
 
+def chains(cfg: GoConfig, board: jnp.ndarray) -> jnp.ndarray:
+  """[P] int32: every stone's chain named by its smallest point; P on empty points (the
+  naming of GoState.chain may differ: only which stones share a chain is the same)."""
+  return _chains(cfg, board)
+
+
 def _chains(cfg: GoConfig, board: jnp.ndarray) -> jnp.ndarray:
   """Names every chain by its smallest point (label propagation); P on empty points."""
   n, p = cfg.size, cfg.num_points
@@ -383,6 +389,20 @@ def legal_actions(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.nd
   Returns:
     [P + 1] bool, pass last.
   """
+  placeable, repeat = _placeable(cfg, state, superko)
+  return jnp.append(placeable & ~repeat, True)
+
+
+def ko_banned(cfg: GoConfig, state: GoState) -> jnp.ndarray:
+  """[P] bool: the points where the player to move may not play only because the position
+  would repeat (positional superko; the simple ko's retaking point among them)."""
+  placeable, repeat = _placeable(cfg, state, True)
+  return placeable & repeat
+
+
+def _placeable(cfg: GoConfig, state: GoState, superko: bool):
+  """([P] empty points where a stone would breathe, game not over; [P] whose play repeats a
+  position: any earlier one with `superko`, else the one before the opponent's last move)."""
   p = cfg.num_points
   me = state.to_play.astype(jnp.int32)
   board = state.board.astype(jnp.int32)
@@ -413,8 +433,7 @@ def legal_actions(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.nd
     repeat = _was_seen(state, new_hash)
   else:
     repeat = _ko_point(state, board, chain, lib_min, lib_max, me) == jnp.arange(p)
-  legal = (board == EMPTY) & breathes & ~repeat & ~state.terminated
-  return jnp.append(legal, True)
+  return (board == EMPTY) & breathes & ~state.terminated, repeat
 
 
 def _ko_point(state: GoState, board, chain, lib_min, lib_max, me) -> jnp.ndarray:

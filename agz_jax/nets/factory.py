@@ -18,6 +18,10 @@ KINDS = {
 }
 # Kinds whose output is a value only (no policy to play with).
 VALUE_ONLY = ("value",)
+# Encodings whose last planes are global features (constant over the board), and how many:
+# a resnet reading one takes them as KataGo does (AlphaZeroNet.global_inputs). The count is
+# the encoding's own (go.global_features); a test holds the two equal.
+GLOBAL_INPUTS = {"katago": 8}
 
 
 def compute_dtype(name: str):
@@ -51,6 +55,8 @@ def make(model_config, num_actions: int | None = None):
   given = {f: model_config[f] for f in fields if f in model_config}
   if kind == "resnet" and num_actions is not None:
     given["num_actions"] = num_actions
+  if kind == "resnet" and model_config.get("encoding") in GLOBAL_INPUTS:
+    given["global_inputs"] = GLOBAL_INPUTS[model_config["encoding"]]
   return module(**given, dtype=compute_dtype(model_config["dtype"]))
 
 

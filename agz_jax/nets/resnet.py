@@ -73,6 +73,10 @@ class AlphaZeroNet(nn.Module):
       square board).
     opponent_policy_head: a second policy head, the opponent's reply at the
       next position.
+    global_inputs: the last `global_inputs` input planes are global features, each the
+      same over the board (the "katago" encoding's komi, passes, ...): they are not
+      convolved but projected by a dense layer to one bias per channel, added to the
+      first convolution's output, as KataGo feeds its global input vector.
 
   Attributes:
     blocks: residual blocks (AGZ: 20 or 40).
@@ -89,6 +93,7 @@ class AlphaZeroNet(nn.Module):
   ownership_head: bool = False
   score_head: bool = False
   opponent_policy_head: bool = False
+  global_inputs: int = 0
   num_actions: int | None = None
   dtype: Any = jnp.float32
 
@@ -114,7 +119,14 @@ class AlphaZeroNet(nn.Module):
     norm = lambda: nn.BatchNorm(use_running_average=not train, momentum=0.9, dtype=self.dtype)
     conv = lambda c: nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype)
     x = planes.astype(self.dtype)
-    x = nn.relu(norm()(nn.Conv(self.channels, (3, 3), use_bias=False, dtype=self.dtype)(x)))
+    if self.global_inputs:
+      x, features = x[..., :-self.global_inputs], x[:, 0, 0, -self.global_inputs:]
+      x = nn.Conv(self.channels, (3, 3), use_bias=False, dtype=self.dtype)(x)
+      x = x + nn.Dense(self.channels, use_bias=False, dtype=self.dtype,
+                       name="global_inputs")(features)[:, None, None, :]
+    else:
+      x = nn.Conv(self.channels, (3, 3), use_bias=False, dtype=self.dtype)(x)
+    x = nn.relu(norm()(x))
     pooling = pooled_blocks(self.blocks) if self.global_pooling else ()
     for i in range(self.blocks):
       x = ResidualBlock(self.channels, global_pooling=i in pooling, dtype=self.dtype)(x, train)
