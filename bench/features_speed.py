@@ -1,4 +1,4 @@
-"""Positions per second of the input planes: AlphaGo Zero's 17 against AlphaGo's 48.
+"""Positions per second of the input planes: AlphaGo Zero's 17 against AlphaGo's 48 and KataGo's.
 
 The cost of hand-made knowledge: the same positions, the same batch, both plane
 sets computed by `go.features` under jit in one run. Positions come from the
@@ -8,7 +8,9 @@ make the reader read and how many of them it finds, which is what the 48 planes'
 cost depends on, the 48 planes without the ladder reading (both ladder planes
 left empty), which splits their cost between the reader and the rest, and the
 legal-move mask alone (positional superko), which every plane set but the 17
-needs: a floor under the 48 planes' time.
+needs: a floor under the 48 planes' time. KataGo's planes ("katago", 22 planes and 8
+global features) are timed with and without their four ladder planes ("katago_noladders"),
+which read ladders on three boards from both sides.
 
   python bench/features_speed.py                        # 19x19, batch 256, human positions
   python bench/features_speed.py --data none --size 9   # random-play positions
@@ -116,9 +118,10 @@ def main():
   speeds = {}
   labels = {"without ladders": "alphago48 without the ladder reading",
             "legal moves": "the legal-move mask alone (superko)"}
-  for name in ("agz17", "alphago48", "alphago49", "without ladders", "legal moves"):
+  for name in ("agz17", "alphago48", "alphago49", "katago", "katago_noladders",
+               "without ladders", "legal moves"):
     speeds[name] = positions_per_second(base, name, states, args.repeats)
-    label = labels.get(name) or f"{name:10s} {go.num_planes(base, name):3d} planes"
+    label = labels.get(name) or f"{name:16s} {go.num_planes(base, name):3d} planes"
     print(f"  {label} {speeds[name]:12,.0f} positions/s")
   # The other place to read the ladders (LadderSettings.reader): on the host's CPU through a
   # callback, the batch in one chunk per core, or inside the program.
@@ -132,6 +135,9 @@ def main():
         f"({speeds['agz17'] / speeds['alphago48']:.0f}x slower)")
   share = 1 - speeds["alphago48"] / speeds["without ladders"]
   print(f"  the ladder reading's share of alphago48's time: {share:.0%}")
+  print(f"  ratio katago / agz17: {speeds['katago'] / speeds['agz17']:.4f}; katago_noladders / "
+        f"agz17: {speeds['katago_noladders'] / speeds['agz17']:.4f}; katago / katago_noladders: "
+        f"{speeds['katago'] / speeds['katago_noladders']:.4f}")
 
 
 if __name__ == "__main__":

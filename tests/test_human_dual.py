@@ -216,9 +216,10 @@ def test_the_shipped_19x19_network_opens_like_a_human():
   searcher = load.load_player(path, simulations=4)
   assert type(searcher).__name__ == "SearchPlayer"
   assert searcher.algorithm == "puct" and searcher.timed_search
-  # Its value head is less sure than its policy: Q on the values' own scale (BENCHMARKS.md).
-  assert searcher.network.search_config(algorithm="puct", simulations=8,
-                                        considered_actions=1).q_transform == "bounded"
+  # Its value head is less sure than its policy: Q on the values' own scale, an unvisited
+  # move at its parent's value (BENCHMARKS.md).
+  settings = searcher.network.search_config(algorithm="puct", simulations=8, considered_actions=1)
+  assert (settings.q_transform, settings.first_play) == ("bounded", "parent")
 
 
 # Self-play at the tiniest size (tests/test_resume.py's), one iteration, no evaluation.
