@@ -56,12 +56,27 @@ def _selfplay_config(iterations):
   return config
 
 
-def test_selfplay_resumed_after_two_iterations_equals_four_straight(tmp_path):
+def assert_resumed(output: str, unit: str, start: int, end: int):
+  """The run's output says it went on from `start` and shows progress lines for the units
+  after it only (`it N/end` or `step N/end`)."""
+  assert f"resumed from the checkpoint of {unit} {start}" in output, output[-2000:]
+  prefix = "it" if unit == "iteration" else "step"
+  shown = [int(line.split()[1].split("/")[0]) for line in output.splitlines()
+           if line.startswith(f"{prefix} ") and f"/{end} " in line]
+  assert shown and min(shown) == start + 1 and max(shown) == end, shown
+
+
+def test_selfplay_resumed_after_two_iterations_equals_four_straight(tmp_path, capsys):
   stopped = str(tmp_path / "stopped")
   first = training.train_and_evaluate(_selfplay_config(2), stopped)
   assert int(first.iteration) == 2
+  capsys.readouterr()
   resumed = training.train_and_evaluate(_selfplay_config(4), stopped)
+  # It went on from the checkpoint of iteration 2 and ran iterations 3 and 4 only: a run
+  # that ignored its checkpoint would end in the same state, but say and do otherwise.
+  assert_resumed(capsys.readouterr().out, "iteration", 2, 4)
   straight = training.train_and_evaluate(_selfplay_config(4), str(tmp_path / "straight"))
+  assert "resumed" not in capsys.readouterr().out
   assert int(straight.iteration) == 4
   assert_same_state(resumed, straight)
   # The compared state is not trivially the initial one: it trained and was evaluated.
@@ -73,7 +88,7 @@ def test_selfplay_resumed_after_two_iterations_equals_four_straight(tmp_path):
   assert changed(straight.buffer, init.buffer)
 
 
-def test_supervised_resumed_after_three_steps_equals_six_straight(tmp_path):
+def test_supervised_resumed_after_three_steps_equals_six_straight(tmp_path, capsys):
   rng = np.random.default_rng(5)
   games = [random_game(rng, 20, date=d) for d in ["2016-01-01"] * 3 + ["2017-02-01"]]
   data.save(data.from_games(9, games), str(tmp_path / "games"))
@@ -91,7 +106,9 @@ def test_supervised_resumed_after_three_steps_equals_six_straight(tmp_path):
 
   stopped = str(tmp_path / "stopped")
   assert int(training.train_and_evaluate(config(3), stopped).step) == 3
+  capsys.readouterr()
   resumed = training.train_and_evaluate(config(6), stopped)
+  assert_resumed(capsys.readouterr().out, "step", 3, 6)
   straight = training.train_and_evaluate(config(6), str(tmp_path / "straight"))
   assert int(straight.step) == 6
   assert_same_state(resumed, straight)
