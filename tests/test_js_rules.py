@@ -1,5 +1,6 @@
-"""The JavaScript rules of Dots and Boxes (agz_jax/web/static/boxes_rules.js) against the JAX ones:
-random games played by agz_jax.dots_and_boxes, replayed in Node by tests/js/boxes_rules_check.mjs."""
+"""The JavaScript rules of Dots and Boxes (agz_jax/web/static/boxes_rules.js) and of Go
+(go_rules.js) against the JAX ones: random games played by agz_jax.dots_and_boxes and agz_jax.go,
+replayed in Node by tests/js/boxes_rules_check.mjs and go_rules_check.mjs."""
 
 import functools
 import json
@@ -13,12 +14,22 @@ import numpy as np
 import pytest
 
 from agz_jax import dots_and_boxes as db
+from agz_jax import go
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RULES_JS = ROOT / "agz_jax" / "web" / "static" / "boxes_rules.js"
 CHECK_JS = ROOT / "tests" / "js" / "boxes_rules_check.mjs"
 # (rows, cols) -> random games.
 GAMES = {(3, 3): 200, (2, 4): 50, (5, 5): 50}
+GO_RULES_JS = ROOT / "agz_jax" / "web" / "static" / "go_rules.js"
+GO_CHECK_JS = ROOT / "tests" / "js" / "go_rules_check.mjs"
+# Go configs -> random games. Small boards make captures, kos and superko frequent; an integer
+# komi makes draws possible.
+GO_GAMES = {go.GoConfig(9, komi=7.5): 100, go.GoConfig(5, komi=0.0, max_moves=80): 50}
+# The chance that a random player passes (and after the opponent's pass), so that some games
+# end by two passes and the others at max_moves.
+PASS_PROBABILITY = 0.04
+PASS_REPLY_PROBABILITY = 0.3
 
 pytestmark = pytest.mark.subprocess
 
@@ -105,3 +116,124 @@ def test_js_rules_reject_illegal_lines(node):
   assert drawn == "illegal line 0 (h(0,0)): it is already drawn"
   assert off_board == "illegal line 4: a 1x1 board has lines 0..3"
   assert over == "illegal line 0: the game is over"
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _go_advance(cfg, states, actions):
+  """[B] Go games after one action each, with what the check compares and what the test counts:
+  legal [B, P+1], ko_banned [B, P], to_play [B], score [B], terminated [B], stones [B]."""
+  states = jax.vmap(functools.partial(go.step, cfg))(states, actions)
+  return (states, jax.vmap(functools.partial(go.legal_actions, cfg))(states),
+          jax.vmap(functools.partial(go.ko_banned, cfg))(states), states.to_play,
+          jax.vmap(functools.partial(go.score, cfg))(states), states.terminated,
+          (states.board != go.EMPTY).sum(axis=-1))
+
+
+def random_go_games(cfg: go.GoConfig, count: int, seed: int) -> tuple[list[dict], dict]:
+  """`count` games of random legal actions (a pass with PASS_PROBABILITY, or
+  PASS_REPLY_PROBABILITY after a pass; else a uniform legal point), recorded after every move,
+  and counts of what they exercised: captures, superko bans (points empty and not suicide but
+  illegal), games ended by two passes."""
+  rng = np.random.default_rng(seed)
+  pass_action = cfg.pass_action
+  states = jax.vmap(lambda _: go.init(cfg))(np.arange(count))
+  legal = np.ones((count, cfg.num_actions), bool)
+  stones = np.zeros(count, int)
+  passed = np.zeros(count, bool)
+  finished = np.zeros(count, bool)
+  seen = {"captures": 0, "superko_bans": 0, "two_passes": 0}
+  games = [{"size": cfg.size, "komi": cfg.komi, "max_moves": cfg.max_moves, "moves": [],
+            "after": []} for _ in range(count)]
+  for _ in range(cfg.max_moves):
+    actions = np.full(count, pass_action, np.int32)
+    for g in range(count):
+      points = np.flatnonzero(legal[g, :pass_action])
+      chance = PASS_REPLY_PROBABILITY if passed[g] else PASS_PROBABILITY
+      if not finished[g] and points.size and rng.random() >= chance:
+        actions[g] = rng.choice(points)
+    states, legal, banned, to_play, score, over, now = jax.device_get(
+        _go_advance(cfg, states, actions))
+    for g, game in enumerate(games):
+      if finished[g]:
+        continue
+      action = int(actions[g])
+      game["moves"].append(action)
+      if action != pass_action and now[g] < stones[g] + 1:
+        seen["captures"] += 1
+      seen["superko_bans"] += int(banned[g].sum())
+      if over[g]:
+        # legal_actions still allows a pass (that changes nothing) on a finished game; the page
+        # offers nothing.
+        assert np.flatnonzero(legal[g]).tolist() == [pass_action]
+        seen["two_passes"] += int(action == pass_action and passed[g])
+      game["after"].append({"legal": [] if over[g] else np.flatnonzero(legal[g]).tolist(),
+                            "to_play": int(to_play[g]), "score": float(score[g]),
+                            "over": bool(over[g])})
+      passed[g] = action == pass_action
+      stones[g] = now[g]
+      finished[g] = over[g]
+  assert finished.all()
+  return games, seen
+
+
+def test_js_go_rules_agree_with_jax(node):
+  games, seen = [], {}
+  for seed, (cfg, count) in enumerate(GO_GAMES.items()):
+    played, counts = random_go_games(cfg, count, seed)
+    games += played
+    for key, value in counts.items():
+      seen[key] = seen.get(key, 0) + value
+  # The games exercise captures, positional superko (a point empty and not suicide, illegal
+  # only because the board would repeat) and both ends of a game.
+  assert seen["captures"] > 0 and seen["superko_bans"] > 0, seen
+  assert 0 < seen["two_passes"] < len(games), seen
+
+  done = _node(node, [str(GO_CHECK_JS)], json.dumps(games))
+  assert done.returncode == 0, done.stderr + done.stdout
+  assert done.stdout.strip() == f"ok {len(games)} games"
+
+
+# A ko on 5x5: black 1, 11, 5 and white 2, 12, 8 around points 6 and 7; white plays 6, black
+# takes it at 7, and white's retake at 6 would bring back the board before black's take.
+KO_MOVES = [1, 2, 11, 12, 5, 8, 24, 6, 7]
+
+
+def test_js_go_rules_reject_illegal_moves(node):
+  script = f"""
+    import {{newGame, play, legalMoves}} from {json.dumps(GO_RULES_JS.as_uri())};
+    const attempt = (state, action) => {{
+      try {{ play(state, action); return "no error"; }} catch (error) {{ return error.message; }}
+    }};
+    const replay = (moves) => moves.reduce(play, newGame(5, 0));
+    const centre = replay([12]);
+    const before = JSON.stringify(centre);
+    const occupied = attempt(centre, 12);
+    if (JSON.stringify(centre) !== before) throw new Error("play changed its input");
+    const suicide = attempt(replay([1, 24, 5]), 0);
+    const beforeTake = replay({json.dumps(KO_MOVES[:-1])});
+    const ko = play(beforeTake, 7);
+    const superko = attempt(ko, 6);
+    // A line of play sees only its own positions: the state before the take still may take, and
+    // the second take (a copy of the shared positions) bans the retake again.
+    const branch = legalMoves(beforeTake).includes(7) &&
+                   attempt(play(beforeTake, 7), 6) === superko;
+    const over = attempt(replay([25, 25]), 0);
+    console.log(JSON.stringify([occupied, suicide, superko, branch, over,
+                                attempt(centre, 26), legalMoves(ko).includes(6)]));
+  """
+  done = _node(node, ["--input-type=module", "-e", script])
+  assert done.returncode == 0, done.stderr
+  occupied, suicide, superko, branch, over, off_board, ko_legal = json.loads(done.stdout)
+  assert occupied == "illegal move 12 (W C3): the point is occupied"
+  assert suicide == "illegal move 0 (W A5): suicide, the stone would have no liberty"
+  assert superko == ("illegal move 6 (W B4): superko, the board would repeat an earlier "
+                     "position")
+  assert branch and not ko_legal
+  assert over == "illegal move 0 (B A5): the game is over"
+  assert off_board == "illegal move 26: a 5x5 board has actions 0..25 (25 passes)"
+  # The JAX rules give the same reasons.
+  cfg = go.GoConfig(5, komi=0.0)
+  for moves, reason in (([12, 12], "occupied"), ([1, 24, 5, 0], "suicide"),
+                        ([*KO_MOVES, 6], "superko"), ([25, 25, 0], "game over")):
+    with pytest.raises(ValueError, match=f"is illegal: {reason}$"):
+      go.play(cfg, moves)
