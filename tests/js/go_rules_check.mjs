@@ -5,24 +5,7 @@
 // Prints "ok N games", or exits 1 naming the game and move of the first disagreement.
 
 import * as rules from "../../agz_jax/web/static/go_rules.js";
-
-function readStdin() {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    process.stdin.on("data", (chunk) => chunks.push(chunk));
-    process.stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    process.stdin.on("error", reject);
-  });
-}
-
-function fail(message) {
-  console.error(message);
-  process.exit(1);
-}
-
-function same(a, b) {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
+import { fail, readStdin, same } from "./check_common.mjs";
 
 function check(game, index) {
   const where = `game ${index} (${game.size}x${game.size}, komi ${game.komi})`;
