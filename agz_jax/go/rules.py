@@ -158,13 +158,8 @@ def _was_seen(state: GoState, keys: jnp.ndarray) -> jnp.ndarray:
 
 
 def chains(cfg: GoConfig, board: jnp.ndarray) -> jnp.ndarray:
-  """[P] int32: every stone's chain named by its smallest point; P on empty points (the
-  naming of GoState.chain may differ: only which stones share a chain is the same)."""
-  return _chains(cfg, board)
-
-
-def _chains(cfg: GoConfig, board: jnp.ndarray) -> jnp.ndarray:
-  """Names every chain by its smallest point (label propagation); P on empty points."""
+  """[P] int32: every chain named by its smallest point (label propagation); P on empty points.
+  (GoState.chain may name a chain by another of its stones.)"""
   n, p = cfg.size, cfg.num_points
   board2 = board.reshape(n, n)
   stone = board2 != EMPTY
@@ -241,7 +236,7 @@ def init(cfg: GoConfig, black: Sequence[int] = (), white: Sequence[int] = (),
     if int(to_play) not in (BLACK, WHITE):
       raise ValueError(f"init: to_play must be 1 (black) or -1 (white), got {to_play!r}")
   board = _points_to_board(cfg, black, white)
-  chain = _chains(cfg, board)
+  chain = chains(cfg, board)
   h = _board_hash(cfg, board)
   seen = jnp.full((cfg.max_moves + 1, 2), HASH_PAD, jnp.uint32).at[0].set(h)
   return GoState(
@@ -394,8 +389,7 @@ def legal_actions(cfg: GoConfig, state: GoState, superko: bool = True) -> jnp.nd
 
 
 def ko_banned(cfg: GoConfig, state: GoState) -> jnp.ndarray:
-  """[P] bool: the points where the player to move may not play only because the position
-  would repeat (positional superko; the simple ko's retaking point among them)."""
+  """[P] bool: points the mover may not play only because the position would repeat."""
   placeable, repeat = _placeable(cfg, state, True)
   return placeable & repeat
 
