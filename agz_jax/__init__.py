@@ -3,7 +3,7 @@
 The device core: a game (`go`, through the protocol of `game`), networks
 (`nets.make`), the search with pluggable leaf evaluators (`search`), self-play,
 the replay buffer, on-device matches (`arena`), AlphaGo's 2016 knowledge and leaf
-evaluation (`alphago`, which registers its input planes with `go`), and the training
+evaluation (`alphago`, whose input encodings are registered with `go` here), and the training
 entry points (`train_and_evaluate`, the task registry `TASKS`). The training package is
 imported on first use, so that `import agz_jax` does not load the
 checkpointing library.
@@ -11,8 +11,7 @@ checkpointing library.
 
 import importlib
 
-from agz_jax import arena, game, go, nets, replay, search, selfplay
-from agz_jax import alphago  # after go and search, its floors; it registers its planes
+from agz_jax import alphago, arena, game, go, nets, replay, search, selfplay
 from agz_jax.game import Game
 from agz_jax.replay import ReplayBuffer
 from agz_jax.search import Evaluator, SearchConfig, run_search
@@ -24,6 +23,10 @@ __all__ = [
     "train_and_evaluate", "training",
 ]
 __version__ = "0.1.0"
+
+# The input encodings beside go's own "agz17": AlphaGo's planes and KataGo's, registered once.
+for _name, _encoding in alphago.ENCODINGS.items():
+  go.register_encoding(_name, **_encoding)
 
 _LAZY = {"training": None, "train_and_evaluate": "train_and_evaluate", "TASKS": "TASKS"}
 

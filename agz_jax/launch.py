@@ -12,12 +12,12 @@ Cloud TPU pods pass --coordinator_address, --num_processes and --process_id.
 """
 
 import difflib
-import importlib.util
-import os
 import sys
 
 from absl import app, flags, logging
 from ml_collections import config_flags
+
+from agz_jax import config_files
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "Training config file.", lock_config=True)
 _WORKDIR = flags.DEFINE_string(
@@ -30,11 +30,10 @@ _TIME_LIMIT = flags.DEFINE_float("time_limit", None, "Seconds (compiling include
                                  "the step running is the run's last, evaluated and saved.")
 flags.mark_flags_as_required(["config", "workdir"])
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 def resolve_config_path(argv: list[str]) -> list[str]:
-  """Finds a bare --config name under configs/ and makes its folder's parent importable."""
+  """Finds a bare --config name under configs/ and makes its folder importable as a package
+  (config_files.register_package), so that the file's imports of its siblings work."""
   argv = list(argv)
   for i, arg in enumerate(argv):
     if arg == "--config" and i + 1 < len(argv):
@@ -44,18 +43,11 @@ def resolve_config_path(argv: list[str]) -> list[str]:
     else:
       continue
     path, _, rest = value.partition(":")
-    if not os.path.exists(path):
-      for base in (os.getcwd(), _REPO):
-        candidate = os.path.join(base, "configs", path)
-        if os.path.exists(candidate):
-          path = candidate
-          break
-      else:
-        sys.exit(f"launch: config file {path!r} not found (looked in the current folder and in "
-                 f"configs/); give a path such as configs/cpu_9x9.py")
-    folder_parent = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    if folder_parent not in sys.path:
-      sys.path.insert(0, folder_parent)
+    try:
+      path = config_files.find(path)
+    except FileNotFoundError as e:
+      sys.exit(f"launch: {e}")
+    config_files.register_package(path)
     argv[index] = prefix + path + (":" + rest if rest else "")
     check_overrides(argv, path)
     break
@@ -64,10 +56,7 @@ def resolve_config_path(argv: list[str]) -> list[str]:
 
 def check_overrides(argv: list[str], config_path: str) -> None:
   """Stops with one clear line when an override names a key the config lacks."""
-  spec = importlib.util.spec_from_file_location("_agz_config", config_path)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  config = module.get_config()
+  config = config_files.load(config_path).get_config()
   known = sorted(_key_paths(config))
   for arg in argv:
     if not arg.startswith("--config."):

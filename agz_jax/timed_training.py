@@ -32,14 +32,11 @@ import shutil
 import sys
 import time
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from agz_jax import config_files
 
 
 def _config(args, accelerator: bool):
-  if _REPO not in sys.path:
-    sys.path.insert(0, _REPO)
-  from configs import sl_dual_19x19  # pylint: disable=import-outside-toplevel
-  c = sl_dual_19x19.get_config()
+  c = config_files.load(os.path.join(config_files.CONFIGS, "sl_dual_19x19.py")).get_config()
   c.data.dir = args.data
   c.model.blocks, c.model.channels = args.blocks, args.channels
   c.model.dtype = "bfloat16" if accelerator else "float32"

@@ -38,7 +38,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from agz_jax import arena, game as game_lib, go, search
+from agz_jax import arena, game as game_lib, go, policy_games, search
 from agz_jax.metrics import format_eta
 
 
@@ -113,10 +113,8 @@ def _policy_match(game, a, games: int):
   key) -> the outcome dict of _match."""
   key = ("policy", game, json.dumps(a.config.model.to_dict(), sort_keys=True), a.encoding, games)
   if key not in _CACHE:
-    from agz_jax.training import rl_policy  # pylint: disable=import-outside-toplevel
-
     def match(params_a, params_b, rng_key):
-      played = rl_policy.play_games(game.cfg, a.encoding, a.model, params_a, params_b, rng_key,
+      played = policy_games.play_games(game.cfg, a.encoding, a.model, params_a, params_b, rng_key,
                                     num_games=games, record=False)
       z = played.z
       return {"wins": jnp.sum(z > 0), "losses": jnp.sum(z < 0), "draws": jnp.sum(z == 0),

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agz_jax import checkpoint, go, nets
+from agz_jax import checkpoint, go, nets, policy_games
 from agz_jax.training import rl_policy
 
 import timing
@@ -40,7 +40,7 @@ def main():
   size, half = config.game.size, args.games // 2
   cfg = go.GoConfig(size=size, komi=config.game.komi, history=8)
   rng = np.random.default_rng(0)
-  games = rl_policy.Games(
+  games = policy_games.Games(
       z=jnp.asarray(rng.choice([-1.0, 1.0], args.games), jnp.float32),
       length=jnp.full(args.games, args.plies, jnp.int32),
       planes=jnp.asarray(rng.integers(0, 2, (args.plies, half) + go.planes_shape(cfg, config.model.encoding)), jnp.uint8),

@@ -29,7 +29,6 @@ import numpy as np
 
 from agz_jax import alphago, checkpoint, go, nets, parallel
 from agz_jax.alphago import patterns, rollout
-from agz_jax.training import rollout_policy
 
 import timing
 
@@ -66,7 +65,7 @@ def load_policy(cfg: go.GoConfig, path: str | None, starts: go.GoState):
     tables = patterns.make_tables(variables["patterns"])
     model = nets.make(config.model)
     params = jax.tree.map(jnp.asarray, variables["params"])
-    groups = rollout_policy.groups_of(config.model)
+    groups = alphago.patterns.groups_of(config.model)
     what = f"trained p_pi ({path})"
   else:
     counter = patterns.PatternCounter()

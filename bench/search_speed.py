@@ -25,7 +25,7 @@ parallel.use_cpu_devices(int(sys.argv[1]))
 from agz_jax import go, players
 spec, budgets = sys.argv[2], [float(b) for b in sys.argv[3].split(",")]
 player = players.load_player(spec, simulations=1, algorithm="puct")
-if not hasattr(player, "prepare"):
+if not player.timed_search:
   sys.exit(f"{spec} does not search under a clock: give an AlphaGo player or a network with a "
            "value output")
 cfg = go.GoConfig(size=int(sys.argv[4]), komi=7.5, **getattr(player, "planes", {}))

@@ -34,7 +34,6 @@ import numpy as np
 
 from agz_jax import alphago, checkpoint, data, go, nets
 from agz_jax.data import positions
-from agz_jax.training import rollout_policy
 
 
 def named(specs: list[str]) -> dict[str, str]:
@@ -73,7 +72,7 @@ def load_rollout(rollout_path: str):
   if rollout_config.model.kind != "fast_policy":
     raise ValueError(f"{rollout_path} holds a {rollout_config.model.kind!r} network, not a fast "
                      "rollout policy (task rollout_policy)")
-  return (nets.make(rollout_config.model), rollout_policy.groups_of(rollout_config.model),
+  return (nets.make(rollout_config.model), alphago.patterns.groups_of(rollout_config.model),
           {"params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
            "tables": alphago.patterns.make_tables(rollout_vars["patterns"])})
 

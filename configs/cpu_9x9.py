@@ -1,4 +1,4 @@
-"""Tiny 9x9 run that learns visibly on 2 CPU cores in 5 to 16 minutes (by machine).
+"""Tiny 9x9 run that learns visibly on 2 CPU cores in minutes (BENCHMARKS.md: the learning check).
 
   python -m agz_jax.launch --config configs/cpu_9x9.py --workdir workdir/cpu_9x9
 """

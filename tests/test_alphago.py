@@ -16,7 +16,6 @@ from agz_jax import alphago, checkpoint, go, gtp, nets, players, search
 from agz_jax.game import Game
 from agz_jax.alphago import patterns
 from agz_jax.players import timed_search
-from agz_jax.training import rollout_policy
 
 import helpers
 from test_rollout import EYES
@@ -478,7 +477,7 @@ def test_the_shipped_bundle_holds_policies_that_know_some_go():
   # White's last move K10 has one liberty, L10: black (to move) should take it.
   state = go.play(cfg, [go.gtp_to_action(cfg, v) for v in ("J10", "Q16", "K11", "D4", "K9", "K10")])
   idx = jax.jit(patterns.indices, static_argnums=(0, 3))(  # compiled: cheaper than op by op
-      cfg, tables, state, rollout_policy.groups_of(fast_config.model))
+      cfg, tables, state, alphago.patterns.groups_of(fast_config.model))
   weights = nets.make(fast_config.model).apply({"params": fast_vars["params"]}, idx[None])[0]
   legal = np.asarray(jax.jit(go.sensible_moves, static_argnums=0)(cfg, state))[:cfg.num_points]
   best = int(np.argmax(np.where(legal, np.asarray(weights[:cfg.num_points]), -np.inf)))

@@ -9,7 +9,7 @@ import jax
 import pytest
 
 from agz_jax import game, go, metrics, nets, training
-from agz_jax.training import agz, optim, rollout_policy, sl_policy
+from agz_jax.training import agz, optim, rollout_policy, supervised
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -92,7 +92,7 @@ def test_supervised_config_builds_a_training_state(name):
   cfg = game.make(config.game).cfg
   model = nets.make(config.model)
   optimizer = optim.make_optimizer(config.train, optim.halving_schedule(config.train))
-  abstract = jax.eval_shape(functools.partial(sl_policy.init_state, cfg, config.model.encoding,
+  abstract = jax.eval_shape(functools.partial(supervised.init_state, cfg, config.model.encoding,
                                               model, optimizer), jax.random.PRNGKey(0))
   planes = go.num_planes(cfg, config.model.encoding)
   assert abstract.params["conv_in"]["kernel"].shape == (5, 5, planes, config.model.filters)

@@ -28,8 +28,8 @@ def test_an_exported_network_plays_like_its_checkpoint(tmp_path, capsys):
 
 
 def test_the_shipped_9x9_network_knows_some_go():
-  """pretrained/zero-9x9 (BENCHMARKS.md: 70-30 against GNU Go level 1): it opens away from the
-  edges, and takes a group in atari in the middle of the board, winning on it."""
+  """pretrained/zero-9x9 (its strength: BENCHMARKS.md): it opens away from the edges, and
+  takes a group in atari in the middle of the board, winning on it."""
   from agz_jax import go  # pylint: disable=import-outside-toplevel
   player = players.load_player(players.pretrained_path("zero-9x9"), simulations=64, seed=0)
   cfg = go.GoConfig(size=9, komi=7.5)

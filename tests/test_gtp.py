@@ -607,31 +607,34 @@ def test_moves_after_two_passes_are_accepted():
 
 
 class _FirstLegalPlayer:
-  """A stand-in for SearchPlayer: plays the first legal point, takes any number of
-  simulations (so that the engine times its moves)."""
+  """A stand-in for a player (players.Player): plays the first legal point, whatever its
+  simulations or seconds."""
 
   name = "first-legal"
   sizes = (9,)
   planes = {"history": 8}
+  simulations = 1
+  timed_search = False
 
-  def analyse(self, cfg, state, simulations=None):
+  def prepare(self, cfg):
+    del cfg
+
+  def analyse(self, cfg, state, simulations=None, *, seconds=None):
     action = int(np.argmax(np.asarray(_legal_actions(cfg, state))))
     return {"action": action, "value": 0.0,
             "candidates": [{"action": action, "visits": 1, "value": 0.0, "prior": 1.0,
                             "pv": [action]}]}
 
 
-class _PassingPlayer:
-  """A stand-in for SearchPlayer whose search prefers pass, then the given vertices."""
+class _PassingPlayer(_FirstLegalPlayer):
+  """A stand-in for a player whose search prefers pass, then the given vertices."""
 
   name = "passing"
-  sizes = (9,)
-  planes = {"history": 8}
 
   def __init__(self, *vertices):
     self.vertices = vertices
 
-  def analyse(self, cfg, state, simulations=None):
+  def analyse(self, cfg, state, simulations=None, *, seconds=None):
     actions = [cfg.pass_action] + [go.gtp_to_action(cfg, v) for v in self.vertices]
     return {"action": cfg.pass_action, "value": 0.0,
             "candidates": [{"action": a, "visits": 10 - i, "value": 0.0, "prior": 0.1,

@@ -18,10 +18,10 @@ from test_value import _value_config
 
 @pytest.fixture(scope="module")
 def archive_dir(tmp_path_factory):
-  """Ten games: six to train on, two held out (2017-06), a handicap game and one without a
-  winner, which give no position."""
+  """Ten games: six to train on, all won by black (a value the colour plane reads), two held
+  out (2017-06), a handicap game and one without a winner, which give no position."""
   rng = np.random.default_rng(11)
-  games = [random_game(rng, 14 + 3 * i, winner=(1, -1)[i % 2],
+  games = [random_game(rng, 14 + 3 * i, winner=1 if i < 6 else (1, -1)[i % 2],
                        date="2017-06-01" if i in (6, 7) else "2016-01-01") for i in range(8)]
   games.append(random_game(rng, 20, setup=True))      # setup stones: not an even game
   games.append(random_game(rng, 20, winner=0))        # no winner
@@ -116,12 +116,14 @@ def test_the_value_task_trains_on_the_cache_and_holds_out_its_held_out_games(arc
   out = tmp_path / "cache"
   assert _run(archive_dir, out, "--positions-per-game", "4") == 0
   config = _value_config(**{"value.source": "human_cache", "value.data_dir": str(out),
-                            "train.batch_size": 8, "steps": 4, "eval.every": 4,
-                            "checkpoint.every": 4})
+                            "train.batch_size": 8, "steps": 60, "eval.every": 1,
+                            "checkpoint.every": 60})
   config.game.size, config.game.max_moves = 9, 162
   training.train_and_evaluate(config, str(tmp_path / "run"))
   rows = [json.loads(t) for t in open(tmp_path / "run" / "metrics.jsonl", encoding="utf-8")]
-  assert np.isfinite(rows[-1]["train_mse"]) and np.isfinite(rows[-1]["test_mse"])
+  # The training positions' targets are the colour plane (black won them all): learned.
+  assert rows[-1]["train_mse"] < 0.5 * rows[0]["train_mse"], (rows[0], rows[-1])
+  assert np.isfinite(rows[-1]["test_mse"])
   # An incomplete cache is refused, not trained on without its held-out positions.
   os.remove(out / "games_00006.npz")
   task = training.make_task(config)

@@ -17,22 +17,25 @@ _legal = jax.jit(go.legal_actions, static_argnums=0)
 
 
 class _Proposer:
-  """A stand-in for SearchPlayer: proposes `action` (default: the first legal point) with
-  `value`, then the given vertices as the next candidates; records the simulations asked for."""
+  """A stand-in for a player that searches a fixed count (players.Player): proposes `action`
+  (default: the first legal point) with `value`, then the given vertices as the next
+  candidates; records the simulations and seconds it was given."""
 
   name = "proposer"
   sizes = (9,)
   planes = {"history": 8}
+  simulations = 16
+  timed_search = False
 
-  def __init__(self, action=None, *vertices, value=0.0, seconds_per_simulation=0.0, clock=None):
+  def __init__(self, action=None, *vertices, value=0.0):
     self.action, self.vertices, self.value = action, vertices, value
-    self.seconds_per_simulation, self.clock = seconds_per_simulation, clock
     self.calls = []
 
-  def analyse(self, cfg, state, simulations=None):
-    self.calls.append(simulations)
-    if self.clock is not None:
-      self.clock.now += self.seconds_per_simulation * (simulations or 0)
+  def prepare(self, cfg):
+    del cfg
+
+  def analyse(self, cfg, state, simulations=None, *, seconds=None):
+    self.calls.append(simulations if seconds is None else ("seconds", seconds))
     first = int(np.argmax(np.asarray(_legal(cfg, state))))
     action = first if self.action is None else go.gtp_to_action(cfg, self.action)
     actions = [action] + [go.gtp_to_action(cfg, v) for v in self.vertices]
@@ -41,9 +44,21 @@ class _Proposer:
                             "pv": [a]} for i, a in enumerate(actions)]}
 
 
-def choose(player, state, cfg=CFG, *, opponent_passed=False, **rules):
-  return players.choose_move(players.MovePolicy(**rules), player, cfg, state,
-                             opponent_passed=opponent_passed, clock=players.SearchClock())
+def choose(player, state, cfg=CFG, *, opponent_passed=False, **settings):
+  return players.choose_move(players.EngineSettings(**settings), player, cfg, state,
+                             opponent_passed=opponent_passed)
+
+
+def test_every_player_is_a_player(tmp_path):
+  network = helpers.make_checkpoint(tmp_path)
+  for player in (players.load_player("random"), players.load_player(network, simulations=0),
+                 players.load_player(network, simulations=4, algorithm="puct"),
+                 players.load_player(network, simulations=4, algorithm="gumbel"), _Proposer()):
+    assert isinstance(player, players.Player), type(player).__name__
+  searching = players.load_player(network, simulations=4, algorithm="puct")
+  assert searching.timed_search and searching.simulations == 4
+  assert not players.load_player("random").timed_search
+  assert players.load_player(network, simulations=0).simulations == 0  # it does not search
 
 
 # -- pass -------------------------------------------------------------------------------------
@@ -164,104 +179,92 @@ def test_engine_passes_after_the_opponent_passed_when_ahead():
 
 # -- time -------------------------------------------------------------------------------------
 
-def test_simulations_follow_the_time():
-  rules = players.MovePolicy(simulations=16, seconds_per_move=1.0)
-  clock = players.SearchClock()
+def test_the_engine_gives_the_player_its_seconds_per_move_or_a_share_of_the_time_left():
+  settings = players.EngineSettings(simulations=16, seconds_per_move=1.0)
   state = go.init(CFG)
-  assert clock.simulations(rules, CFG, state) == 16  # nothing measured yet
+  assert settings.seconds(CFG, state) == 1.0
+  # 10 s left over max(10, 81 // 3 - 0) = 27 moves; at move 40, over max(10, 27 - 20) = 10.
+  assert settings.seconds(CFG, state, time_left=10.0) == pytest.approx(10 / 27)
+  assert settings.seconds(CFG, state.replace(move_count=np.int32(40)),
+                          time_left=5.0) == pytest.approx(0.5)
+  assert settings.seconds(CFG, state, time_left=1e6) == 1.0  # the smaller of the two
+  assert players.EngineSettings(simulations=16).seconds(CFG, state) is None
+  assert players.EngineSettings().seconds(CFG, state, time_left=2.7) == pytest.approx(0.1)
+
+
+def test_a_search_clock_fits_powers_of_two_and_ignores_compiling_counts():
+  clock = players.SearchClock()
+  for _ in range(players.SearchClock.WARM_AFTER):
+    clock.record(8, 30.0)  # the first searches at a count may compile: not learned
+    assert clock.seconds_per_simulation is None
+  clock.record(8, 0.016)
+  assert clock.seconds_per_simulation == pytest.approx(0.002)
+  clock.record(128, 128.0)  # a count never searched before: compiling, not learned
+  assert clock.seconds_per_simulation == pytest.approx(0.002)
   clock.seconds_per_simulation = 0.01
-  assert clock.simulations(rules, CFG, state) == 64  # 100 fit: the power of two below
-  # 10 s left over max(10, 81 // 3 - 0) = 27 moves: 0.37 s, 37 simulations.
-  assert clock.simulations(rules, CFG, state, time_left=10.0) == 32
-  assert clock.simulations(rules, CFG, state, time_left=0.01) == 8       # at least 8
-  assert clock.simulations(players.MovePolicy(seconds_per_move=1e6), CFG, state) == 4096
-  assert clock.simulations(players.MovePolicy(simulations=16), CFG, state) == 16  # no budget
-  clock.seconds_per_simulation = 0.6  # AlphaGo's: a simulation plays whole games
-  assert clock.simulations(rules, CFG, state, floor=1) == 1
-  assert clock.simulations(rules, CFG, state) == 8
+  assert clock.fitting(1.0) == 64          # 100 fit: the power of two below
+  assert clock.fitting(10 / 27) == 32      # 37 fit
+  assert clock.fitting(0.01) == 8          # at least the floor
+  assert clock.fitting(1e6) == 4096 and clock.fitting(1e6, most=512) == 512
+  clock.seconds_per_simulation = 0.6       # AlphaGo's: a simulation plays whole games
+  assert clock.fitting(1.0, floor=1) == 1 and clock.fitting(1.0) == 8
 
 
-def test_engine_times_its_searches(monkeypatch):
-  fake = types.SimpleNamespace(now=0.0)
-  monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
-  player = _Proposer(seconds_per_simulation=0.002, clock=fake)
+def _gumbel_player(simulations=64, max_simulations=512, seconds_per_simulation=0.002):
+  """A Gumbel SearchPlayer whose searches take `seconds_per_simulation` each, but the first
+  two at a count (compiling) take 30 s; records the counts searched."""
+  player = players.SearchPlayer.__new__(players.SearchPlayer)
+  player.network = types.SimpleNamespace(name="gumbel", sizes=(9,), planes={"history": 8},
+                                         game=types.SimpleNamespace(module=go))
+  player.simulations, player.max_simulations = simulations, max_simulations
+  player.clock, player._timed, player.calls = players.SearchClock(), None, []  # pylint: disable=protected-access
+  seen = {}
+
+  def search(game, state, count):
+    player.calls.append(count)
+    seen[count] = seen.get(count, 0) + 1
+    player.clock.record(count, 30.0 if seen[count] <= 2 else seconds_per_simulation * count)
+    first = int(np.argmax(np.asarray(_legal(game.cfg, state))))
+    return {"action": first, "value": 0.0, "candidates": [
+        {"action": first, "visits": count, "value": 0.0, "prior": 1.0, "pv": [first]}]}
+  player._search = search  # pylint: disable=protected-access
+  return player
+
+
+def test_a_gumbel_player_learns_its_clock_before_its_first_timed_move():
+  player = _gumbel_player(seconds_per_simulation=0.002)
   engine = gtp.Engine(player, simulations=8, seconds_per_move=0.5, resign_threshold=0.0)
   assert engine.handle("genmove b")[1]
   # The first two searches at a count may compile: the third is the first one timed, and
-  # then 0.5 s / 0.002 s = 250 simulations fit. The clock learns that before the first move
-  # (searches whose results are dropped), so that move already searches 128.
+  # then 0.5 s / 0.002 s = 250 simulations fit. The player times its searches before the
+  # first move (their results dropped), so that move already searches 128.
   assert player.calls == [8, 8, 8, 128]
   for _ in range(3):
     assert engine.handle("genmove w")[1] and engine.handle("genmove b")[1]
-  assert player.calls[4:] == [128] * 6
+  assert player.calls[4:] == [128] * 6  # the third search at 128 is learned: 0.002 s again
   assert engine.handle("time_left b 2 0")[1]
   assert engine.handle("genmove b")[1]
   assert player.calls[-1] == 32  # 2 s over 27 - 8 // 2 = 23 moves: 43 simulations fit
 
 
-def test_a_time_budget_without_a_simulation_count_starts_from_the_player_s_own(monkeypatch):
-  """`--seconds-per-move` alone: the player's default count is timed like any other, so the
-  clock soon gives the search the simulations that fit (it once stayed at the default)."""
-  fake = types.SimpleNamespace(now=0.0)
-  monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
-
-  class Default(_Proposer):
-    simulations = 64
-
-    def analyse(self, cfg, state, simulations=None):
-      return super().analyse(cfg, state, self.simulations if simulations is None else simulations)
-
-  player = Default(seconds_per_simulation=0.001, clock=fake)
+def test_a_time_budget_without_a_simulation_count_starts_from_the_player_s_own():
+  """`--seconds-per-move` alone: the player's own count is timed like any other, so the
+  first move already gets the simulations that fit (it once stayed at the default)."""
+  player = _gumbel_player(simulations=64, max_simulations=512, seconds_per_simulation=0.001)
   engine = gtp.Engine(player, seconds_per_move=0.5, resign_threshold=0.0)
   assert engine.handle("genmove b")[1]
   assert player.calls == [64, 64, 64, 256]   # timed before the first move: 500 fit
-
-
-def test_a_compiling_search_does_not_set_the_clock(monkeypatch):
-  fake = types.SimpleNamespace(now=0.0)
-  monkeypatch.setattr(move_policy, "time", types.SimpleNamespace(perf_counter=lambda: fake.now))
-  player = _Proposer(seconds_per_simulation=0.002, clock=fake)
-  clock = players.SearchClock()
-  rules = players.MovePolicy(simulations=8, seconds_per_move=0.5)
-  state = go.init(CFG)
-  for _ in range(3):
-    clock.analyse(player, CFG, state, 8)
-  assert clock.seconds_per_simulation == pytest.approx(0.002)
-  player.seconds_per_simulation = 1.0  # a count never searched before: compiling, 128 s
-  clock.analyse(player, CFG, state, clock.simulations(rules, CFG, state))
-  assert player.calls[-1] == 128 and clock.seconds_per_simulation == pytest.approx(0.002)
-
-
-def test_a_gumbel_search_player_sizes_its_timed_searches_by_the_engines_clock():
-  """A Gumbel SearchPlayer given seconds (the web page's Dots and Boxes) learns a simulation's
-  time as the GTP engine does: not from the first searches at a count, which may compile."""
-  player = players.SearchPlayer.__new__(players.SearchPlayer)
-  player.simulations, player.max_simulations, player.clock = 64, 512, players.SearchClock()
-  player._timed = None  # pylint: disable=protected-access
-  for _ in range(players.SearchClock.WARM_AFTER):
-    player.clock.record(64, 30.0)  # compiling
-    assert player.simulations_for(1.0) == 64 and player.seconds_per_simulation is None
-  player.clock.record(64, 0.64)
-  assert player.seconds_per_simulation == pytest.approx(0.01)
-  assert player.simulations_for(1.0) == 64      # 100 fit: the power of two below
-  assert player.simulations_for(100.0) == 512   # at most max_simulations
-  assert player.simulations_for(1e-4) == 8      # at least 8
-  assert player.simulations_for(None) == 64     # no budget: its own count
+  assert player.simulations_for(100.0) == 512 and player.simulations_for(None) == 64
 
 
 class _TimedProposer(_Proposer):
-  """A player that searches for a time of its own (AlphaGoPlayer's `timed_search`)."""
+  """A player that searches until its time is up (`timed_search`: the AlphaGo player's and
+  the PUCT search player's way)."""
 
   timed_search = True
 
-  def analyse(self, cfg, state, simulations=None, *, seconds=None):
-    out = super().analyse(cfg, state, simulations)
-    if seconds is not None:
-      self.calls[-1] = ("seconds", seconds)
-    return out
 
-
-def test_a_timed_player_is_given_its_seconds_not_a_simulation_count():
+def test_the_engine_gives_its_player_seconds_or_its_simulation_count():
   player = _TimedProposer()
   engine = gtp.Engine(player, simulations=8, seconds_per_move=0.5, resign_threshold=0.0)
   assert engine.handle("genmove b")[1]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import agz_jax
-from agz_jax import arena, checkpoint, game, go, search
+from agz_jax import alphago, arena, checkpoint, game, go, search
 
 import helpers
 import toy_game
@@ -72,7 +72,7 @@ def test_import_boundaries():
     # Outside its folder a game is reached through its public names only.
     private = {m for m in ours if len(m.split(".")) > 2 and m.split(".")[1] in ("go", "dots_and_boxes")
                and m.split(".")[1] not in games
-               and m.split(".")[2] in ("rules", "coords", "features", "state", "ladders",
+               and m.split(".")[2] in ("rules", "scoring", "coords", "features", "state", "ladders",
                                        "symmetry", "text", "config")}
     assert not private, (rel, private)
     if rel.startswith("alphago" + os.sep):
@@ -90,15 +90,58 @@ def test_import_boundaries():
                      for m in imports), rel
 
 
+# The tools that play (players, GTP, the web page, matches, tournaments) and what they share
+# with the trainers (on-device matches, policy games) reach a trained network through its
+# checkpoint, never through a trainer's module.
+PLAYING = ("players", "gtp", "web", "match", "tournament.py", "arena.py", "policy_games.py",
+           "interactive.py", "show.py", "ratings.py")
+
+
+def test_the_playing_tools_import_no_trainer():
+  checked = 0
+  for path in _sources():
+    rel = os.path.relpath(path, PACKAGE)
+    if rel.split(os.sep)[0] in PLAYING:
+      trainers = {m for m in _imports(path)
+                  if m == "agz_jax.training" or m.startswith("agz_jax.training.")}
+      assert not trainers, (rel, trainers)
+      checked += 1
+  assert checked >= 20  # the folders above were found
+
+
+def test_the_boundary_check_sees_imports_inside_functions(tmp_path):
+  source = tmp_path / "player.py"
+  source.write_text("def groups():\n  from agz_jax.training import rollout_policy\n"
+                    "  return rollout_policy\n")
+  assert "agz_jax.training.rollout_policy" in _imports(str(source))
+
+
+def _edits_sys_path(path) -> bool:
+  """Whether a source file touches sys.path (insert, append, assignment)."""
+  tree = ast.parse(open(path, encoding="utf-8").read())
+  return any(isinstance(node, ast.Attribute) and node.attr == "path"
+             and isinstance(node.value, ast.Name) and node.value.id == "sys"
+             for node in ast.walk(tree))
+
+
+def test_no_module_edits_sys_path(tmp_path):
+  edits = [os.path.relpath(p, PACKAGE) for p in _sources() if _edits_sys_path(p)]
+  assert not edits, f"{edits}: load config files with agz_jax.config_files instead"
+  source = tmp_path / "launcher.py"
+  source.write_text("import sys\nsys.path.insert(0, '.')\n")
+  assert _edits_sys_path(str(source))
+
+
 def test_alphagos_planes_are_an_encoding_registered_with_go():
-  # go knows no AlphaGo module; importing the package registers AlphaGo's planes with it.
-  assert {"agz17", "alphago48", "alphago49"} <= set(go.ENCODINGS)
+  # go knows no AlphaGo module; the package registers AlphaGo's and KataGo's planes with it.
+  assert set(go.ENCODINGS) == {"agz17"} | set(alphago.ENCODINGS)
+  assert {"alphago48", "alphago49", "katago", "katago_noladders"} <= set(alphago.ENCODINGS)
   cfg = go.GoConfig(size=5, history=8)
   assert go.planes_shape(cfg, "alphago49") == (5, 5, 49)
   assert go.num_planes(cfg, "agz17") == 17
   with pytest.raises(ValueError, match="encoding 'alphago48' is registered already"):
     go.register_encoding("alphago48", num_planes=48, history=8, encode=None)
-  with pytest.raises(ValueError, match=r"encoding must be one of agz17, alphago48, alphago49"):
+  with pytest.raises(ValueError, match=r"encoding must be one of agz17, alphago48, alphago49, "):
     go.check_encoding(cfg, "alphago50")
   with pytest.raises(ValueError, match=r"needs game.history >= 8"):
     go.check_encoding(go.GoConfig(size=5, history=4), "alphago48")

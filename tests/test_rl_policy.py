@@ -11,7 +11,7 @@ import ml_collections
 import numpy as np
 import pytest
 
-from agz_jax import go, training
+from agz_jax import go, policy_games, training
 from agz_jax.training import rl_policy
 
 import helpers
@@ -51,7 +51,7 @@ def _other(params, seed):
 @pytest.fixture(scope="module")
 def games(model_and_params):
   model, params = model_and_params
-  play = jax.jit(functools.partial(rl_policy.play_games, CFG, ENCODING, model, num_games=6,
+  play = jax.jit(functools.partial(policy_games.play_games, CFG, ENCODING, model, num_games=6,
                                    record=True))
   return jax.device_get(play(params, _other(params, 1), jax.random.PRNGKey(3)))
 
@@ -176,7 +176,7 @@ def test_bad_settings_are_named(sl_checkpoint):
 
 def test_policies_alone_are_compared_in_a_round_robin(sl_checkpoint, tmp_path, capsys):
   """`tournament --policy-only` (AlphaGo's RL-against-SL comparison): its results are the games
-  of rl_policy.play_games with the first player as the learner, black in the first half; the
+  of policy_games.play_games with the first player as the learner, black in the first half; the
   second policy's weights take part; value networks and other architectures get one line."""
   from agz_jax import tournament  # pylint: disable=import-outside-toplevel
   from agz_jax.players.network import Network  # pylint: disable=import-outside-toplevel
@@ -189,7 +189,7 @@ def test_policies_alone_are_compared_in_a_round_robin(sl_checkpoint, tmp_path, c
   assert [line["black"] for line in lines] == ["a"] * 4 + ["b"] * 4
   a, b = Network.from_checkpoint(sl_checkpoint), Network.from_checkpoint(other)
   cfg = go.GoConfig(size=5, komi=0.5, history=8, max_moves=50)
-  play = lambda pb: rl_policy.play_games(cfg, ENCODING, a.model, a.variables["params"], pb,
+  play = lambda pb: policy_games.play_games(cfg, ENCODING, a.model, a.variables["params"], pb,
                                          jax.random.fold_in(jax.random.PRNGKey(5), 0),
                                          num_games=8, record=False)
   played = play(b.variables["params"])

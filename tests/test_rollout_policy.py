@@ -11,7 +11,7 @@ import ml_collections
 import numpy as np
 import pytest
 
-from agz_jax import checkpoint, data, go, training
+from agz_jax import alphago, checkpoint, data, go, training
 from agz_jax.data import positions
 from agz_jax.alphago import patterns
 from agz_jax.training import rollout_policy
@@ -87,8 +87,8 @@ def test_the_policy_learns_the_moves_its_features_see_and_saves_its_dictionaries
   # The response group is what the data rewards: its weight is the largest of the small groups.
   weights = variables["params"]["weights"]
   tables = patterns.make_tables(variables["patterns"])
-  starts = dict(zip(rollout_policy.FEATURES["rollout"],
-                    np.cumsum([0] + [dict(tables.sizes)[g] for g in rollout_policy.FEATURES["rollout"]])))
+  groups = alphago.patterns.FEATURES["rollout"]
+  starts = dict(zip(groups, np.cumsum([0] + [dict(tables.sizes)[g] for g in groups])))
   assert weights[starts["response"]] > 0.5
 
 

@@ -6,6 +6,7 @@ action and a constant value), so one compiled program serves every setting; one 
 tiny real AlphaZeroNet. Each jitted function is built once per module.
 """
 
+import dataclasses
 import functools
 
 import jax
@@ -20,6 +21,7 @@ from agz_jax.search.action_selection import QTransform, puct_scores
 from agz_jax.nets import AlphaZeroNet
 
 import helpers
+from configs import default  # noqa: E402  pylint: disable=wrong-import-position
 
 
 # One config for the whole module: a 5x5 board, komi 5.5 (no draws), short history, and a move
@@ -120,6 +122,19 @@ def recurrent(states, actions, variables):
 def _softmax(x):
   e = np.exp(x - x.max())
   return e / e.sum()
+
+
+def test_each_algorithm_reads_its_own_settings_whose_defaults_are_the_configs():
+  fields = {f.name: f for f in dataclasses.fields(search.SearchConfig)}
+  own = [name for names in search.ALGORITHM_SETTINGS.values() for name in names]
+  assert sorted(own) == sorted(set(fields) - {"algorithm", "num_simulations", "min_pass_moves"})
+  config = default.get_config().search
+  for name in own:
+    assert fields[name].default == config[name], name
+  # An algorithm's caller gives only its own settings.
+  alphago = search.SearchConfig(algorithm="alphago", num_simulations=8, c_puct=3.0)
+  assert alphago.c_puct == 3.0 and alphago == helpers.search_config(
+      algorithm="alphago", num_simulations=8, c_puct=3.0)
 
 
 def test_recurrent_fn_masks_ko_and_superko_inside_the_tree():
@@ -285,9 +300,6 @@ def test_with_a_key_per_game_a_games_search_does_not_depend_on_its_batch(algorit
   # The key matters: its root noise changes the search (the empty board has many equal moves).
   assert not np.allclose(np.asarray(other_key.search_tree.summary().visit_counts[0]),
                          np.asarray(together.search_tree.summary().visit_counts[2]))
-  with pytest.raises(ValueError, match="one PRNG key for the batch"):
-    search.run_search(GAME, evaluator, _net_variables(), stack(states), keys,
-                      settings.replace(algorithm="puct"), reuse=together.search_tree)
 
 
 def test_gumbel_policy_with_mctxs_noise_is_mctxs_gumbel_policy():
@@ -510,16 +522,11 @@ SIMS = 24
 
 
 @functools.cache
-def _puct(reusing):
+def _puct():
   settings = helpers.search_config(algorithm="puct", num_simulations=SIMS,
                                    dirichlet_fraction=0.0)
-
-  def run(variables, states, key, reuse):
-    return search.run_search(GAME, helpers.fake_evaluator, variables, states, key, settings,
-                             reuse=reuse)
-  if reusing:
-    return jax.jit(run)
-  return jax.jit(lambda variables, states, key: run(variables, states, key, None))
+  return jax.jit(lambda variables, states, key: search.run_search(
+      GAME, helpers.fake_evaluator, variables, states, key, settings))
 
 
 def _subtree(tree, b, node):
@@ -544,7 +551,7 @@ def _uneven_logits():
 def test_reroot_keeps_the_subtree_of_the_move_played():
   states = stack([go.init(CFG), play(go.init(CFG), "C3")])
   variables = fake_variables(_uneven_logits())
-  tree = _puct(False)(variables, states, jax.random.PRNGKey(0)).search_tree
+  tree = _puct()(variables, states, jax.random.PRNGKey(0)).search_tree
   visits = np.asarray(tree.children_visits[:, 0])
   best = visits.argmax(axis=1)
   child = np.asarray(tree.children_index)[np.arange(BATCH), 0, best]
@@ -566,41 +573,3 @@ def test_reroot_keeps_the_subtree_of_the_move_played():
     assert np.all(np.asarray(new.node_visits[b, len(old_nodes):]) == 0)
     after = play(jax.tree.map(lambda x: x[b], states), go.action_to_gtp(CFG, int(best[b])))
     np.testing.assert_array_equal(new.embeddings.board[b, 0], after.board)
-
-
-def test_search_reuse_adds_simulations_to_the_kept_visits():
-  start = stack([go.init(CFG)] * BATCH)
-  variables = fake_variables(_uneven_logits())
-  first = _puct(False)(variables, start, jax.random.PRNGKey(1)).search_tree
-  # Two plies down the most visited line: our move, then the reply the search expected.
-  root_visits = np.asarray(first.children_visits[0, 0])
-  a = int(root_visits.argmax())
-  node = int(first.children_index[0, 0, a])
-  b = int(np.asarray(first.children_visits[0, node]).argmax())
-  grandchild = int(first.children_index[0, node, b])
-  kept_visits = int(first.node_visits[0, grandchild])
-  assert kept_visits > 1
-  here = go.play(CFG, [a, b], go.init(CFG))
-  unrelated = play(go.init(CFG), "A1", "E5")                   # not in the first tree
-  states = stack([here, unrelated])
-  second = _puct(True)(variables, states, jax.random.PRNGKey(2), first).search_tree
-  assert int(second.node_visits[0, 0]) == kept_visits + SIMS
-  assert int(second.node_visits[1, 0]) == SIMS + 1              # nothing to reuse: a fresh search
-  fresh = _puct(False)(variables, states, jax.random.PRNGKey(2)).search_tree
-  np.testing.assert_array_equal(second.children_visits[1, 0], fresh.children_visits[1, 0])
-  # The enlarged tree is reusable in turn, at the same positions (as repeated analysis does):
-  # everything is kept, and the 2 * SIMS + 1 nodes leave room for fewer new simulations.
-  third = _puct(True)(variables, states, jax.random.PRNGKey(3), second).search_tree
-  kept = max(len(_subtree(second, i, 0)) for i in range(BATCH))
-  added = min(SIMS, 2 * SIMS - (kept - 1))
-  assert 0 < added < SIMS
-  assert int(third.node_visits[0, 0]) == kept_visits + SIMS + added
-
-
-def test_gumbel_search_does_not_reuse_trees():
-  with pytest.raises(ValueError, match="only the PUCT search reuses trees"):
-    jax.eval_shape(lambda s, k: search.run_search(
-        GAME, helpers.fake_evaluator, fake_variables(), s, k,
-        helpers.search_config(algorithm="gumbel"),
-        reuse=_puct(False)(fake_variables(), s, k).search_tree),
-        stack([go.init(CFG)]), jax.random.PRNGKey(0))

@@ -142,11 +142,19 @@ def test_a_kept_subtree_goes_on_and_its_root_is_not_evaluated_again():
                                                 jnp.int32(4))
   assert int(more.node_visits[0, 0]) == int(tree.node_visits[0, child]) + 4
   assert int(search.anytime.nodes_used(more)[0]) == used + 4
-  # A position the tree never reached is evaluated afresh.
+  # The grown tree is kept in turn at the same position (as repeated analysis does).
+  again = start(variables, one(after), jax.random.PRNGKey(7), more)
+  assert int(again.node_visits[0, 0]) == int(more.node_visits[0, 0])
+  assert int(search.anytime.nodes_used(again)[0]) == used + 4
+  # A position the tree never reached is evaluated afresh: as a search with nothing kept.
   legal = np.asarray(go.legal_actions(CFG, state))
   elsewhere = go.step(CFG, state, int(np.flatnonzero(legal & (visits == 0))[0]))
   fresh = start(variables, one(elsewhere), jax.random.PRNGKey(5), tree)
   assert int(fresh.node_visits[0, 0]) == 1 and int(search.anytime.nodes_used(fresh)[0]) == 1
+  alone = start(variables, one(elsewhere), jax.random.PRNGKey(5), None)
+  assert float(fresh.raw_values[0, 0]) == float(alone.raw_values[0, 0])
+  np.testing.assert_array_equal(fresh.children_prior_logits[0, 0],
+                                alone.children_prior_logits[0, 0])
 
 
 def test_root_noise_of_the_puct_search_stays_on_legal_moves():

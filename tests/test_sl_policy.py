@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from agz_jax import data, go, training
-from agz_jax.training import sl_policy
+from agz_jax.training import sl_policy, supervised
 from agz_jax.data import positions
 from agz_jax.nets import PolicyNet
 
@@ -113,7 +113,7 @@ def test_validation_games_are_never_trained_on(archive, tmp_path):
   data.save(archive, str(tmp_path))
   config = sl_policy_cpu.get_config()
   config.data.dir, config.data.val_from, config.game.size = str(tmp_path), "2017-01-01", 9
-  train_table, val_table, info = sl_policy.load_tables(CFG, config)
+  train_table, val_table, info = supervised.load_tables(CFG, config)
   assert (info["train_games"], info["val_games"]) == (3, 2)
   train_moves = {tuple(np.asarray(r).tolist()) for r in train_table.moves}
   for i in (3, 4):  # dated 2017-06 and 2017-07

@@ -206,19 +206,23 @@ def test_training_on_self_play_positions_learns_them(tmp_path):
     players.load_player(str(tmp_path / "run"))
 
 
-def test_training_on_human_games(tmp_path):
+def test_training_on_human_games_learns_them(tmp_path):
+  """Black wins every training game, so a position's target (the result for the player to
+  move) is the colour plane: the error on the training positions falls."""
   rng = np.random.default_rng(2)
-  games = [random_game(rng, 20 + i, winner=(1, -1, 0)[i % 3],
+  games = [random_game(rng, 20 + i, winner=1 if i < 6 else (1, -1)[i % 2],
                        date="2017-06-01" if i >= 6 else "2016-01-01") for i in range(8)]
   data.save(data.from_games(9, games), str(tmp_path / "kgs"))
   config = _value_config(**{"value.source": "human", "data.dir": str(tmp_path / "kgs"),
                             "data.val_from": "2017-01-01", "data.games_per_batch": 4,
-                            "data.positions_per_game": 2, "steps": 20, "eval.every": 20,
-                            "checkpoint.every": 20})
+                            "data.positions_per_game": 2, "steps": 60, "eval.every": 1,
+                            "checkpoint.every": 60})
   config.game.size, config.game.max_moves = 9, 162
   training.train_and_evaluate(config, str(tmp_path / "run"))
   rows = [json.loads(t) for t in open(tmp_path / "run" / "metrics.jsonl")]
-  assert np.isfinite(rows[-1]["train_mse"]) and np.isfinite(rows[-1]["test_mse"])
+  assert rows[0]["iteration"] == 1 and rows[-1]["iteration"] == 60
+  assert rows[-1]["train_mse"] < 0.5 * rows[0]["train_mse"], (rows[0], rows[-1])
+  assert np.isfinite(rows[-1]["test_mse"])
 
 
 def test_the_network_starts_from_the_sl_policy_s_convolutions(policies, tmp_path):

@@ -161,7 +161,11 @@ def _ladder_planes(cfg: GoConfig, states: GoState, ladder) -> jnp.ndarray:
 
 
 NUM_PLANES = NUM_SPATIAL + NUM_GLOBAL
-go.register_encoding("katago", num_planes=NUM_PLANES, history=HISTORY,
-                     encode=functools.partial(_encode, True))
-go.register_encoding("katago_noladders", num_planes=NUM_PLANES, history=HISTORY,
-                     encode=functools.partial(_encode, False))
+# This module's encodings: name -> go.register_encoding's keyword arguments (the package
+# registers them, agz_jax/__init__.py).
+ENCODINGS = {
+    "katago": {"num_planes": NUM_PLANES, "history": HISTORY,
+               "encode": functools.partial(_encode, True)},
+    "katago_noladders": {"num_planes": NUM_PLANES, "history": HISTORY,
+                         "encode": functools.partial(_encode, False)},
+}

@@ -68,6 +68,16 @@ DISTANCE_BUCKETS = 17
 ROLLOUT_GROUPS = ("response", "save_atari", "neighbour", "nakade", "response_pattern",
                   "pattern_3x3")
 TREE_GROUPS = ROLLOUT_GROUPS + ("self_atari", "distance_1", "distance_2", "pattern_diamond")
+# A fast policy's model.features -> its feature groups.
+FEATURES = {"rollout": ROLLOUT_GROUPS, "tree": TREE_GROUPS}
+
+
+def groups_of(model_config) -> tuple[str, ...]:
+  """The feature groups of a fast policy's model config (its `features`: FEATURES' keys)."""
+  if model_config.features not in FEATURES:
+    raise ValueError(f"model.features must be one of {', '.join(FEATURES)}, "
+                     f"got {model_config.features!r}")
+  return FEATURES[model_config.features]
 
 
 @struct.dataclass

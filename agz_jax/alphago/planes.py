@@ -67,9 +67,9 @@ class LadderSettings:
     reader: where: "device", inside the program that asks for the planes, or "host", on the
       host's CPU through a callback, the batch split into one chunk per core (of at least
       `host_chunk` positions) and read with the CPU's settings. The reader is thousands of
-      short dependent loop turns, which a GPU runs far slower than a CPU: 215 positions/s on
-      an H200 against 3,300 on 2 CPU cores (BENCHMARKS.md); on the host the planes cost what
-      they cost a CPU, plus copying the boards there and two planes back.
+      short dependent loop turns, which a GPU runs far slower than a CPU (BENCHMARKS.md has
+      both); on the host the planes cost what they cost a CPU, plus copying the boards there
+      and two planes back.
     lanes: readings in progress at once, per position of a batch. The loop takes about
       (moves tried) / lanes steps plus the longest reading. On a CPU its cost is lanes times
       steps, so few lanes are cheapest (bench/features_speed.py); an accelerator runs the
@@ -430,7 +430,9 @@ def _encode(colour_plane: bool, cfg: GoConfig, states: GoState, *,
   return _alphago(cfg, states, colour_plane, ladder or ladder_settings())
 
 
-go.register_encoding("alphago48", num_planes=48, history=8,
-                     encode=functools.partial(_encode, False))
-go.register_encoding("alphago49", num_planes=49, history=8,
-                     encode=functools.partial(_encode, True))
+# This module's encodings: name -> go.register_encoding's keyword arguments (the package
+# registers them, agz_jax/__init__.py).
+ENCODINGS = {
+    "alphago48": {"num_planes": 48, "history": 8, "encode": functools.partial(_encode, False)},
+    "alphago49": {"num_planes": 49, "history": 8, "encode": functools.partial(_encode, True)},
+}

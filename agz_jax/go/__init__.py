@@ -6,8 +6,8 @@ planes_shape, symmetries) and its optional part (ownership, score), each
 function taking a `GoConfig` first.
 Board geometry (`neighbour_table`, `neighbour_values`, `liberty_range`) and AlphaGo's
 sensibleness (`sensible_moves`, `own_eyes`) are public for `agz_jax.alphago`, which holds
-AlphaGo's hand-made knowledge (ladders, its 48 planes, patterns, rollouts) and registers
-its encodings with `features`.
+AlphaGo's hand-made knowledge (ladders, its 48 planes, patterns, rollouts) and KataGo's
+inputs; `agz_jax` registers their encodings with `features` (`register_encoding`).
 """
 
 from agz_jax.go.config import GoConfig, dirichlet_alpha, max_length, num_actions, pass_action
@@ -17,7 +17,8 @@ from agz_jax.go.features import (ENCODINGS, Encoding, check_encoding, features, 
                                  own_eyes, planes_shape, register_encoding, sensible_moves)
 from agz_jax.go.benson import pass_alive
 from agz_jax.go.rules import (chains, check_setup, init, ko_banned, legal_actions, liberty_range,
-                              neighbour_table, neighbour_values, ownership, result, score, step)
+                              neighbour_table, neighbour_values, step)
+from agz_jax.go.scoring import ownership, result, score
 from agz_jax.go.state import BLACK, EMPTY, WHITE, GoState
 from agz_jax.go.symmetry import (NUM_SYMMETRIES, inverse_symmetry, symmetries,
                                  symmetry_permutations, transform_planes, transform_policy)

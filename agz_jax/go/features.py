@@ -7,8 +7,9 @@ encoded several ways in one search (AlphaGo's policy and value networks):
 * "agz17": AlphaGo Zero (Silver et al. 2017): the stones of each side over the
   last T positions and the colour to play; 17 planes for T = 8.
 * "alphago48", "alphago49": AlphaGo's (2016) hand-made planes, with the ladders
-  read: `agz_jax.alphago.planes`, which registers them (`register_encoding`)
-  when the package is imported.
+  read (`agz_jax.alphago.planes`), and "katago", "katago_noladders": KataGo's
+  inputs (`agz_jax.alphago.katago`). `agz_jax` registers them (`register_encoding`),
+  once, when the package is imported.
 
 An encoding is a function of a flat batch of states; `features` flattens any
 leading axes for it, so that an encoding that reads the whole batch at once (the

@@ -6,7 +6,7 @@ from typing import Iterable
 import jax
 import numpy as np
 
-from agz_jax.go import rules
+from agz_jax.go import rules, scoring
 from agz_jax.go.config import GoConfig
 from agz_jax.go.coords import action_to_gtp
 from agz_jax.go.state import GoState
@@ -52,7 +52,7 @@ def _play_code(cfg: GoConfig, state: GoState, point):
 
 
 _jit_step = jax.jit(rules.step, static_argnums=0)
-_jit_score = jax.jit(rules.score, static_argnums=0)
+_jit_score = jax.jit(scoring.score, static_argnums=0)
 
 
 def host_score(cfg: GoConfig, state: GoState) -> float:

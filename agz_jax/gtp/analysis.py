@@ -60,7 +60,7 @@ def stream(engine, reader, out, interval: float, colour: int | None) -> None:
   if int(state.terminated):
     return
   # The engine's --simulations, else the player's own, doubling while nobody interrupts.
-  sims = engine.rules.simulations or getattr(engine.player, "simulations", 0) or 1
+  sims = engine.settings.simulations or engine.player.simulations or 1
   while True:
     out.write(info_line(cfg, engine.player.analyse(cfg, state, sims)) + "\n")
     out.flush()

@@ -24,17 +24,17 @@ class Engine:
   """GTP state and commands around a player.
 
   Args:
-    player: a players.RandomPlayer, SearchPlayer or PolicyPlayer (or anything with
-      name, sizes, planes and analyse).
+    player: a players.Player (random, policy, search or AlphaGo).
     komi: initial komi.
     simulations: searches per move (None: the player's default).
-    seconds_per_move: when set, the number of simulations follows the time.
+    seconds_per_move: when set, the player spends this long on each move (or less, where a
+      controller's time_left says so).
     resign_threshold: resign when the searched win rate falls below this.
     resign_min_moves: never resign before this many moves.
     log: called with a line on each genmove's search (players.search_line), or None.
   """
 
-  def __init__(self, player, *, komi: float = players.KOMI, simulations: int | None = None,
+  def __init__(self, player: players.Player, *, komi: float = players.KOMI, simulations: int | None = None,
                seconds_per_move: float | None = None,
                resign_threshold: float = players.RESIGN_THRESHOLD,
                resign_min_moves: int | None = None, log=None):
@@ -42,10 +42,9 @@ class Engine:
     self.log = log
     self.size = player.sizes[0] if player.sizes else 19
     self.komi = komi
-    self.rules = players.MovePolicy(simulations=simulations, seconds_per_move=seconds_per_move,
-                                    resign_threshold=resign_threshold,
-                                    resign_min_moves=resign_min_moves)
-    self.clock = players.SearchClock()
+    self.settings = players.EngineSettings(
+        simulations=simulations, seconds_per_move=seconds_per_move,
+        resign_threshold=resign_threshold, resign_min_moves=resign_min_moves)
     self.time_left = {}
     self._analysis_request = (1.0, None)
     self.last_search = None  # the last genmove's search (player.analyse's dict); None if none
@@ -136,8 +135,8 @@ class Engine:
     last = self.moves[-1] if self.moves else None
     opponent_passed = (last is not None and last[0] == -colour and not last[2]
                        and last[1] == self.cfg.pass_action)
-    action = players.choose_move(self.rules, self.player, self.cfg, state,
-                                 opponent_passed=opponent_passed, clock=self.clock, log=self.log,
+    action = players.choose_move(self.settings, self.player, self.cfg, state,
+                                 opponent_passed=opponent_passed, log=self.log,
                                  time_left=self.time_left.get(colour),
                                  on_search=lambda out: setattr(self, "last_search", out))
     if action is None:

@@ -13,7 +13,8 @@ class NetworkPlayer:
     network: the Network.
   """
 
-  simulations = 0
+  simulations = 0        # players.Player: a network alone does not search
+  timed_search = False
 
   def __init__(self, network: Network):
     self.network = network
@@ -41,6 +42,9 @@ class NetworkPlayer:
   @property
   def has_value(self) -> bool:
     return self.network.has_value
+
+  def prepare(self, cfg) -> None:
+    """Nothing to compile ahead (players.Player.prepare): one forward pass a move."""
 
   def policy(self, cfg: go.GoConfig, state: go.GoState) -> tuple[np.ndarray, float]:
     """The network's prior over legal moves and its value: ([A] numpy, float)."""

@@ -32,6 +32,7 @@ import numpy as np
 
 from agz_jax import alphago, go, nets, paths, search
 from agz_jax.game import Game
+from agz_jax.players.protocol import Analysis
 from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 
 BUNDLE_FILE = "alphago.json"
@@ -172,7 +173,6 @@ class AlphaGoPlayer:
 
   def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True):
     from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
-    from agz_jax.training import rollout_policy  # pylint: disable=import-outside-toplevel
     self.simulations = simulations
     self.reuse_tree = reuse_tree
     self.leaf = alphago.LeafSettings(
@@ -188,7 +188,7 @@ class AlphaGoPlayer:
         raise ValueError(f"{settings['rollout']} holds a {rollout_config.model.kind} network, "
                          f"not a fast rollout policy")
       self.rollout_model = nets.make(rollout_config.model)
-      self.groups = rollout_policy.groups_of(rollout_config.model)
+      self.groups = alphago.patterns.groups_of(rollout_config.model)
       self.variables["rollout"] = {
           "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
           "tables": alphago.patterns.make_tables(rollout_vars["patterns"])}
@@ -222,10 +222,9 @@ class AlphaGoPlayer:
     if self.leaf.lambda_from_move and self.leaf.mixing > 0.0:
       leaves = f"value-then-{leaves}-from{self.leaf.lambda_from_move}"
     self.name = f"agz_jax-alphago-{name}-{leaves}"
-    self.settings = search.SearchConfig(
-        algorithm="alphago", num_simulations=settings["tree_nodes"] - 1, max_num_considered_actions=1,
-        gumbel_scale=0.0, dirichlet_alpha=None, dirichlet_fraction=0.0, pb_c_init=0.0,
-        pb_c_base=1.0, c_puct=settings["c_puct"])
+    self.settings = search.SearchConfig(algorithm="alphago",
+                                        num_simulations=settings["tree_nodes"] - 1,
+                                        c_puct=settings["c_puct"])
     make_evaluator = EvaluatorMaker.of(
         _leaf_evaluator, settings=self.leaf, rollout_model=self.rollout_model,
         rollout_groups=self.groups,
@@ -250,8 +249,8 @@ class AlphaGoPlayer:
     return self._search.seconds_per_simulation
 
   def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
-              seconds: float | None = None) -> dict:
-    """Searches the position; the result as SearchPlayer.analyse's.
+              seconds: float | None = None) -> Analysis:
+    """Searches the position (players.Player.analyse).
 
     Args:
       cfg, state: the position.

@@ -13,9 +13,8 @@ The player proposes (its search or policy); these rules decide what is played:
 - Never fill one of our own eyes while another candidate fills none.
 - Resign when the win rate is below the threshold and the Tromp-Taylor count of
   the board agrees that we are behind, but not in the first moves.
-- Spend the seconds per move or a share of the time left: a player with
-  `timed_search` searches until its time is up; others get the simulations that
-  fitted in the time on their last search.
+- Spend the seconds per move or a share of the time left: the player is given
+  the seconds and spends them by its own clock.
 """
 
 import dataclasses
@@ -28,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agz_jax import go
+from agz_jax.players.protocol import Analysis, Player
 
 
 # The engine's defaults when the controller or the command line says nothing.
@@ -36,12 +36,12 @@ KOMI = 7.5
 
 
 @dataclasses.dataclass(frozen=True)
-class MovePolicy:
-  """The rules above, with their settings.
+class EngineSettings:
+  """The engine's settings for the rules above.
 
   Attributes:
-    simulations: per move without a time budget (None: the player's default).
-    seconds_per_move: when set, the number of simulations follows the time.
+    simulations: per move without a time budget (None: the player's own).
+    seconds_per_move: when set, each move's search spends this long (or less: `seconds`).
     resign_threshold: resign when the searched win rate falls below this; 0 never resigns.
     resign_min_moves: never resign before this many moves (None: half the points).
   """
@@ -51,135 +51,53 @@ class MovePolicy:
   resign_threshold: float = RESIGN_THRESHOLD
   resign_min_moves: int | None = None
 
-
-class SearchClock:
-  """How long one simulation took on the last move, and the simulations that fit in a budget.
-
-  A search at a simulation count the clock has not seen twice may be compiling (a player's
-  search is compiled for each count, and for its first search with a kept tree), so its time
-  is not learned: compiling would make the clock choose ever smaller counts, each compiled
-  again.
-
-  Attributes:
-    seconds_per_simulation: None before the first timed search of a compiled count.
-  """
-
-  WARM_AFTER = 2  # searches at a count before its time is learned
-
-  def __init__(self):
-    self.seconds_per_simulation = None
-    self._searches = {}  # simulation count -> searches at it so far
-
-  @staticmethod
-  def budget(rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
-             time_left: float | None = None) -> float | None:
+  def seconds(self, cfg: go.GoConfig, state: go.GoState,
+              time_left: float | None = None) -> float | None:
     """Seconds for the move: the seconds per move, or the time left spread over the moves
     that may remain, whichever is less; None without either."""
-    budget = rules.seconds_per_move
+    budget = self.seconds_per_move
     if time_left is not None:
       per_move = time_left / max(10, cfg.num_points // 3 - int(state.move_count) // 2)
       budget = per_move if budget is None else min(budget, per_move)
     return budget
 
-  def simulations(self, rules: MovePolicy, cfg: go.GoConfig, state: go.GoState,
-                  time_left: float | None = None, floor: int = 8) -> int | None:
-    """Simulations for the move: rules.simulations, or with a time budget (`budget`) a power
-    of two from `floor` to 4096 that fits it.
 
-    Args:
-      rules: the settings.
-      cfg, state: the position to move in.
-      time_left: seconds left on the mover's clock, or None.
-      floor: the fewest simulations (a power of two): the player's `min_simulations`.
-    """
-    budget = self.budget(rules, cfg, state, time_left)
-    if budget is None or self.seconds_per_simulation is None:
-      return rules.simulations
-    return self.fitting(budget, floor)
-
-  def fitting(self, seconds: float, floor: int = 8, most: int = 4096) -> int:
-    """The largest power of two of simulations, from `floor` to `most`, that fits `seconds`
-    at the learned time per simulation (which must be known)."""
-    fit = math.floor(math.log2(max(seconds / self.seconds_per_simulation, 1)))
-    return int(min(most, max(floor, 2 ** fit)))
-
-  def record(self, simulations: int, seconds: float) -> None:
-    """A search of `simulations` took `seconds`: learned once the count is warm (WARM_AFTER
-    searches at it before)."""
-    if simulations and simulations > 0:
-      seen = self._searches.get(simulations, 0)
-      self._searches[simulations] = seen + 1
-      if seen >= self.WARM_AFTER:
-        self.seconds_per_simulation = seconds / simulations
-
-  def calibrate(self, player, cfg: go.GoConfig, state: go.GoState,
-                simulations: int | None) -> None:
-    """Times searches of the position at `simulations` (None: the player's own count), their
-    results dropped, until the clock has learned a simulation's time: the first move under a
-    budget then already gets the simulations that fit it, not the default count. The first
-    search compiles; the rest take about as long as that count's searches do."""
-    if not (simulations or getattr(player, "simulations", 0)):
-      return  # nothing searches: nothing to time
-    for _ in range(self.WARM_AFTER + 1):
-      if self.seconds_per_simulation is not None:
-        return
-      self.analyse(player, cfg, state, simulations)
-
-  def analyse(self, player, cfg: go.GoConfig, state: go.GoState,
-              simulations: int | None) -> dict:
-    """player.analyse(cfg, state, simulations), timed when it searched (simulations None:
-    the player's own count, timed as that count)."""
-    start = time.perf_counter()
-    out = player.analyse(cfg, state, simulations)
-    if simulations is None:
-      simulations = getattr(player, "simulations", 0)
-    self.record(simulations, time.perf_counter() - start)
-    return out
-
-
-def choose_move(rules: MovePolicy, player, cfg: go.GoConfig, state: go.GoState, *,
-                opponent_passed: bool, clock: SearchClock,
-                time_left: float | None = None, log=None, on_search=None) -> int | None:
+def choose_move(settings: EngineSettings, player: Player, cfg: go.GoConfig, state: go.GoState,
+                *, opponent_passed: bool, time_left: float | None = None, log=None,
+                on_search=None) -> int | None:
   """The action to play for the player to move in `state` (an unfinished game), or None to
   resign.
 
   Args:
-    rules: the settings.
-    player: has analyse(cfg, state, simulations) -> {action, value, candidates}.
+    settings: the engine's settings.
+    player: proposes the move (players.Player).
     cfg, state: the position.
     opponent_passed: whether the last move of the game was a pass.
-    clock: times the searches (updated).
     time_left: seconds left on the mover's clock, or None.
     log: called with a line on the search (search_line), or None.
-    on_search: called with the search's result (player.analyse's dict) when there was one.
+    on_search: called with the search's result (player.analyse's Analysis).
   """
   colour = int(state.to_play)
   if opponent_passed and colour * go.host_score(cfg, state) > 0:
     return cfg.pass_action
-  budget = clock.budget(rules, cfg, state, time_left)
   began = time.perf_counter()
-  if budget is not None and getattr(player, "timed_search", False):
-    out = player.analyse(cfg, state, seconds=budget)
-  else:
-    floor = getattr(player, "min_simulations", 8)
-    if budget is not None and clock.seconds_per_simulation is None:
-      clock.calibrate(player, cfg, state, rules.simulations)
-    out = clock.analyse(player, cfg, state, clock.simulations(rules, cfg, state, time_left, floor))
+  out = player.analyse(cfg, state, settings.simulations,
+                       seconds=settings.seconds(cfg, state, time_left))
   if log is not None:
     log(search_line(cfg, state, out, time.perf_counter() - began))
   if on_search is not None:
     on_search(out)
-  min_moves = rules.resign_min_moves
+  min_moves = settings.resign_min_moves
   if min_moves is None:
     min_moves = cfg.num_points // 2
   behind = colour * go.host_score(cfg, state) < 0
-  if (win_rate(out["value"]) < rules.resign_threshold and int(state.move_count) >= min_moves
+  if (win_rate(out["value"]) < settings.resign_threshold and int(state.move_count) >= min_moves
       and behind):
     return None
   return _settled(cfg, state, out, opponent_passed)
 
 
-def search_line(cfg: go.GoConfig, state: go.GoState, out: dict, seconds: float) -> str:
+def search_line(cfg: go.GoConfig, state: go.GoState, out: Analysis, seconds: float) -> str:
   """One line on a search, as engines write to stderr for a GUI's console: 'move 12 (B):
   Q16 after 1.98 s, 104 visits, win rate 47.5% | pv Q16 R17 Q17'."""
   colour = "B" if int(state.to_play) == go.BLACK else "W"
@@ -191,7 +109,7 @@ def search_line(cfg: go.GoConfig, state: go.GoState, out: dict, seconds: float) 
           f"| pv {pv}")
 
 
-def _settled(cfg: go.GoConfig, state: go.GoState, out: dict, opponent_passed: bool) -> int:
+def _settled(cfg: go.GoConfig, state: go.GoState, out: Analysis, opponent_passed: bool) -> int:
   """The chosen action, unless it fills one of the mover's own eyes or is a pass that hands
   over points: then the most visited (or most likely) candidate that fills none of its eyes,
   or a neutral point worth filling (dame_to_fill), or a pass."""

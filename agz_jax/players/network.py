@@ -14,6 +14,7 @@ import numpy as np
 
 from agz_jax import game as game_lib, nets, search
 from agz_jax.game import Game
+from agz_jax.players.protocol import Analysis
 
 
 def make_model(config):
@@ -31,17 +32,17 @@ def input_planes(config) -> dict:
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
 def search_positions(model, encoding: str, game: Game, settings: search.SearchConfig,
-                     variables, states, key: jax.Array, reuse=None):
+                     variables, states, key: jax.Array) -> dict:
   """The training search from a batch of positions of `game` (Go, or any game of the
-  protocol). Consumes `key`.
+  protocol), afresh. Consumes `key`.
 
   Returns:
-    (dict of arrays: best [B], visits / qvalues / prior [B, A], value [B], children_index and
-    children_visits of the tree; the mctx tree, to pass back as `reuse`).
+    dict of arrays: best [B], visits / qvalues / prior [B, A], value [B], children_index and
+    children_visits of the tree.
   """
   out = search.run_search(game, search.flax_network(game, model, encoding), variables,
-                          states, key, settings, reuse=reuse)
-  return search_arrays(settings, out), out.search_tree
+                          states, key, settings)
+  return search_arrays(settings, out)
 
 
 def search_arrays(settings: search.SearchConfig, out) -> dict:
@@ -54,8 +55,8 @@ def search_arrays(settings: search.SearchConfig, out) -> dict:
               children_index=tree.children_index, children_visits=tree.children_visits)
 
 
-def candidates(out: dict) -> dict:
-  """analyse's result from a search's arrays (search_positions' dict, on the host, batch of one)."""
+def candidates(out: dict) -> Analysis:
+  """A player's analysis (players.Analysis) from a search's arrays (search_positions' dict, on the host, batch of one)."""
   visits, q, prior = out["visits"][0], out["qvalues"][0], out["prior"][0]
   best = int(out["best"][0])
   rank = -visits.astype(np.float64) - 0.5 * (np.arange(len(visits)) == best)

@@ -8,6 +8,7 @@ from agz_jax import go, search
 from agz_jax.players._base import NetworkPlayer
 from agz_jax.players.move_policy import sensible
 from agz_jax.players.network import Network
+from agz_jax.players.protocol import Analysis
 
 
 class PolicyPlayer(NetworkPlayer):
@@ -32,9 +33,11 @@ class PolicyPlayer(NetworkPlayer):
     self.sample_moves = sample_moves
     self._key = jax.random.PRNGKey(seed)
 
-  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
-    """Chooses a move; `simulations` is ignored (the result has the keys of
-    SearchPlayer.analyse's, candidates by prior with 0 visits)."""
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
+              seconds: float | None = None) -> Analysis:
+    """Chooses a move; `simulations` and `seconds` are ignored (nothing searches: the
+    candidates come by prior, with 0 visits)."""
+    del simulations, seconds
     prior, value = self.policy(cfg, state)
     order = np.argsort(-prior)
     cands = [{"action": int(a), "visits": 0, "value": value, "prior": float(prior[a]),

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 
 from agz_jax import go
+from agz_jax.players.protocol import Analysis
 
 
 def random_move(cfg: go.GoConfig, state: go.GoState, key: jax.Array) -> jax.Array:
@@ -26,13 +27,20 @@ class RandomPlayer:
   name = "random"
   sizes = None  # every size
   planes = {"history": 8}  # GoConfig fields of the positions it is given
+  simulations = 0  # players.Player: it does not search
+  timed_search = False
 
   def __init__(self, seed: int = 0):
     self._key = jax.random.PRNGKey(seed)
     self._move = jax.jit(random_move, static_argnums=0)
 
-  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None) -> dict:
-    """Chooses a move (`simulations` is ignored); the result as SearchPlayer.analyse's."""
+  def prepare(self, cfg: go.GoConfig) -> None:
+    """Nothing to compile ahead (players.Player.prepare)."""
+
+  def analyse(self, cfg: go.GoConfig, state: go.GoState, simulations: int | None = None, *,
+              seconds: float | None = None) -> Analysis:
+    """Chooses a move (`simulations` and `seconds` are ignored: nothing searches)."""
+    del simulations, seconds
     self._key, key = jax.random.split(self._key)
     action = int(self._move(cfg, state, key))
     return {"action": action, "value": 0.0, "candidates": [

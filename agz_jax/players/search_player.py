@@ -8,8 +8,9 @@ import jax
 from agz_jax import search
 from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
-from agz_jax.players.move_policy import SearchClock
+from agz_jax.players.clock import SearchClock
 from agz_jax.players.network import Network, batch, candidates, search_positions
+from agz_jax.players.protocol import Analysis
 from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 
 # PUCT trees' nodes when the player is not told: a game's searches all have this size (or
@@ -52,7 +53,8 @@ class SearchPlayer(NetworkPlayer):
   until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
   for a known count: given seconds, it searches the power of two of simulations (from 8 to
   `max_simulations`) that fits them at the time per simulation its clock (players.SearchClock)
-  learned on earlier searches, and its own count before the clock knows.
+  learned on earlier searches; before its clock knows, it first times searches of the
+  position at the count asked for (their results dropped) until it does.
   """
 
   def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
@@ -117,7 +119,7 @@ class SearchPlayer(NetworkPlayer):
 
   def prepare(self, cfg) -> None:
     """PUCT: compiles the search for `cfg`'s games, so that no move's clock pays for it
-    (analyse calls it first)."""
+    (analyse calls it first). Gumbel compiles a search for each count, at its first search."""
     if self._timed is not None:
       self._timed.prepare(Game(self.game.module, cfg))
 
@@ -127,7 +129,7 @@ class SearchPlayer(NetworkPlayer):
     return self._timed is not None
 
   def analyse(self, cfg, state, simulations: int | None = None, *,
-              seconds: float | None = None) -> dict:
+              seconds: float | None = None) -> Analysis:
     """Searches the position.
 
     Args:
@@ -136,28 +138,36 @@ class SearchPlayer(NetworkPlayer):
       state: the position.
       simulations: this search's simulations (default: self.simulations), at least 1.
       seconds: PUCT: search until this much time is spent instead; Gumbel: the simulations
-        that fit (simulations_for).
+        that fit (simulations_for), `simulations` while the clock learns.
 
     Returns:
-      dict: action (the most visited, or Gumbel's choice); value (for the player to move,
-      [-1, 1]); candidates: a list of {action, visits, value, prior, pv}, most visited first.
+      players.Analysis: action (the most visited, or Gumbel's choice); value (for the player
+      to move, [-1, 1]); candidates, most visited first.
     """
     game = Game(self.game.module, cfg)
     simulations = self.simulations if simulations is None else simulations
     if self._timed is not None:
       return self._timed.analyse(game, state, None if seconds is not None else simulations,
                                  seconds)
-    if seconds is not None:
-      simulations = self.simulations_for(seconds)
     if simulations < 1:
       raise ValueError(f"a search needs at least one simulation, got {simulations}")
+    if seconds is not None:
+      for _ in range(SearchClock.WARM_AFTER + 1):  # the clock learns before the move's search
+        if self.clock.seconds_per_simulation is not None:
+          break
+        self._search(game, state, simulations)
+      simulations = self.simulations_for(seconds)
+    return self._search(game, state, simulations)
+
+  def _search(self, game: Game, state, simulations: int) -> Analysis:
+    """One Gumbel search of `simulations`, timed by the clock."""
     self._key, key = jax.random.split(self._key)
     net = self.network
     settings = net.search_config(algorithm=self.algorithm, simulations=simulations,
                                  considered_actions=min(self.considered_actions, game.num_actions))
     started = time.perf_counter()
-    out, _ = search_positions(net.model, net.encoding, game, settings, net.variables,
-                              batch(state), key)
+    out = search_positions(net.model, net.encoding, game, settings, net.variables, batch(state),
+                           key)
     out = candidates(jax.device_get(out))
     self.clock.record(simulations, time.perf_counter() - started)
     return out

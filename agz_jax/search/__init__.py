@@ -10,7 +10,7 @@ a PUCT search in steps of any size in one compiled shape, for players under a cl
 
 from agz_jax.search import anytime
 from agz_jax.search.actions import best_action, choose_action, sample_action
-from agz_jax.search.config import ALGORITHMS, FIRST_PLAY, SearchConfig
+from agz_jax.search.config import ALGORITHM_SETTINGS, ALGORITHMS, FIRST_PLAY, SearchConfig
 from agz_jax.search.evaluators import ApplyFn, Evaluator, flax_network, network
 from agz_jax.search.action_selection import alphago_selection
 from agz_jax.search.mcts import (Root, evaluate, evaluator_key, legal_mask, make_recurrent_fn,
@@ -19,7 +19,7 @@ from agz_jax.search.policies import alphago_policy, gumbel_policy, masked_logits
 from agz_jax.search.reuse import find_node, reroot
 
 __all__ = [
-    "ALGORITHMS", "ApplyFn", "FIRST_PLAY", "anytime", "Evaluator", "Root", "SearchConfig", "alphago_policy",
+    "ALGORITHM_SETTINGS", "ALGORITHMS", "ApplyFn", "FIRST_PLAY", "anytime", "Evaluator", "Root", "SearchConfig", "alphago_policy",
     "alphago_selection", "best_action", "choose_action",
     "evaluate", "evaluator_key", "find_node", "flax_network", "gumbel_policy", "legal_mask", "make_recurrent_fn", "masked_logits",
     "network", "reroot", "run_search", "sample_action",

@@ -25,7 +25,7 @@ from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
 from agz_jax.search.action_selection import alphago_selection, puct_selection
 from agz_jax.search.mcts import evaluator_key, legal_mask, make_recurrent_fn
-from agz_jax.search.policies import masked_logits
+from agz_jax.search.policies import masked_logits, noisy_root_logits
 
 
 def _selection(search: SearchConfig):
@@ -90,7 +90,9 @@ def start(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Arra
   legal = legal_mask(game, states, search.min_pass_moves)
   logits = masked_logits(logits, legal)
   if search.algorithm == "puct" and search.dirichlet_fraction > 0:
-    logits = _root_noise(game, jax.random.fold_in(rng_key, 1), logits, legal, search)
+    logits = noisy_root_logits(jax.random.fold_in(rng_key, 1), logits, legal,
+                               fraction=search.dirichlet_fraction,
+                               alpha=search.root_noise_alpha(game))
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
   return _search(game, evaluator, variables, jax.random.fold_in(rng_key, 2), root, num_nodes,
                  search, ~legal, loop_fn)
@@ -126,14 +128,3 @@ def policy_output(tree: mctx.Tree) -> mctx.PolicyOutput:
   summary = tree.summary()
   action = jnp.argmax(summary.visit_counts, axis=-1).astype(jnp.int32)
   return mctx.PolicyOutput(action=action, action_weights=summary.visit_probs, search_tree=tree)
-
-
-def _root_noise(game: Game, rng_key: jax.Array, logits: jax.Array, legal: jax.Array,
-                search: SearchConfig) -> jax.Array:
-  """AlphaGo Zero's root prior (1 - f) p + f Dir(alpha) over the legal actions, as logits."""
-  alpha = game.dirichlet_alpha if search.dirichlet_alpha is None else search.dirichlet_alpha
-  noise = jax.random.dirichlet(rng_key, jnp.full(logits.shape[-1], alpha), logits.shape[:-1])
-  probs = ((1 - search.dirichlet_fraction) * jax.nn.softmax(logits)
-           + search.dirichlet_fraction * noise)
-  probs = jnp.where(legal, probs, 0.0)
-  return jnp.where(legal, jnp.log(jnp.maximum(probs, 1e-30)), jnp.finfo(logits.dtype).min)

@@ -5,13 +5,26 @@ import dataclasses
 from agz_jax.search.action_selection import FIRST_PLAY, QTransform
 
 ALGORITHMS = ("gumbel", "puct", "alphago")
+# The settings each algorithm reads, beside algorithm, num_simulations and min_pass_moves.
+ALGORITHM_SETTINGS = {
+    "gumbel": ("max_num_considered_actions", "gumbel_scale"),
+    "puct": ("dirichlet_alpha", "dirichlet_fraction", "pb_c_init", "pb_c_base",
+             "forced_playouts", "forced_playouts_k", "q_transform", "first_play",
+             "fpu_reduction"),
+    "alphago": ("c_puct",),
+}
 Q_TRANSFORMS = ("siblings", "bounded")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SearchConfig:
   """How to search; a static jit argument. Built from a config's `search` section
-  (`from_config`), so every default lives in the config files.
+  (`from_config`), whose defaults (configs/default.py) are this class's.
+
+  Each algorithm reads its own settings (ALGORITHM_SETTINGS), as mctx gives each policy its
+  own arguments; a caller gives those of its algorithm and leaves the others at their
+  defaults (the AlphaGo player: `SearchConfig(algorithm="alphago", num_simulations=n,
+  c_puct=5.0)`).
 
   Attributes:
     algorithm: 'gumbel' (Gumbel MuZero's sequential halving, mctx), 'puct'
@@ -52,19 +65,22 @@ class SearchConfig:
 
   algorithm: str
   num_simulations: int
-  max_num_considered_actions: int
-  gumbel_scale: float
-  dirichlet_alpha: float | None
-  dirichlet_fraction: float
-  pb_c_init: float
-  pb_c_base: float
-  c_puct: float
+  min_pass_moves: int = 0
+  # gumbel
+  max_num_considered_actions: int = 16
+  gumbel_scale: float = 1.0
+  # puct
+  dirichlet_alpha: float | None = None
+  dirichlet_fraction: float = 0.25
+  pb_c_init: float = 1.25
+  pb_c_base: float = 19652.0
   forced_playouts: bool = False
   forced_playouts_k: float = 2.0
   q_transform: str = "siblings"
   first_play: str = "loss"
   fpu_reduction: float = 0.2
-  min_pass_moves: int = 0
+  # alphago
+  c_puct: float = 5.0
 
   def __post_init__(self):
     if self.algorithm not in ALGORITHMS:
@@ -96,6 +112,11 @@ class SearchConfig:
               and (f.name in search_config or f.default is dataclasses.MISSING)}
     fields.update(overrides)
     return cls(**fields)
+
+  def root_noise_alpha(self, game) -> float:
+    """PUCT: the Dirichlet concentration of the root's noise: dirichlet_alpha, or where it is
+    None the game's own (game.dirichlet_alpha: AlphaZero's rule, scaled by the board)."""
+    return game.dirichlet_alpha if self.dirichlet_alpha is None else self.dirichlet_alpha
 
   @property
   def qtransform(self) -> QTransform:

@@ -17,7 +17,6 @@ import jax.numpy as jnp
 import mctx
 
 from agz_jax.game import Game
-from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
 from agz_jax.search.policies import (alphago_policy, forced_puct_policy, gumbel_policy,
@@ -87,8 +86,7 @@ def make_recurrent_fn(game: Game, evaluator: Evaluator, min_pass_moves: int = 0)
 
 
 def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Array,
-               search: SearchConfig, *, reuse: mctx.Tree | None = None,
-               root: Root | None = None) -> mctx.PolicyOutput:
+               search: SearchConfig, *, root: Root | None = None) -> mctx.PolicyOutput:
   """Searches from a batch of positions. Consumes `rng_key`.
 
   Args:
@@ -101,32 +99,21 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
       result independent of the games it is batched with, as sharded
       self-play needs.
     search: the settings.
-    reuse: PUCT and AlphaGo only: a tree from an earlier search (of this function with the
-      same num_simulations and reuse) in which the positions `states` were
-      reached (any earlier tree of at most 2 * num_simulations + 1 nodes); the
-      subtree under each position is kept with its visits and num_simulations
-      more simulations are added, as AlphaGo Zero reuses the subtree of the
-      move played. Trees then hold 2 * num_simulations + 1 nodes, so a large
-      kept subtree leaves room for fewer new simulations. Gumbel search
-      always starts afresh: its sequential halving plans the root's visits from
-      zero.
     root: the roots' evaluation, when known (`evaluate`'s output).
 
   Returns:
     mctx.PolicyOutput: `action` [B], `action_weights` [B, A] (the policy
     target), `search_tree` (root value, visit counts).
+
+  Every search starts afresh; players that keep the subtree of the move played search with
+  `search.anytime` (its `start(reuse=)`), which grows a tree of a fixed size in steps.
   """
-  if search.algorithm == "gumbel" and reuse is not None:
-    raise ValueError("reuse: only the PUCT search reuses trees (Gumbel plans its root visits "
-                     "from zero)")
   per_game = _per_game(rng_key)
   if root is None:
     root_key = evaluator_key(rng_key[0] if per_game else rng_key, 0)
     root = evaluate(game, evaluator, variables, states, root_key, search.min_pass_moves)
   if not per_game:
-    return _policy(game, evaluator, variables, states, rng_key, root, reuse, search)
-  if reuse is not None:
-    raise ValueError("reuse: give one PRNG key for the batch, not one per game")
+    return _policy(game, evaluator, variables, states, rng_key, root, search)
   if search.algorithm == "gumbel":  # the root's noise is the only randomness: one batched search
     noise = jax.vmap(lambda k: jax.random.gumbel(k, root[0].shape[1:], root[0].dtype))(rng_key)
     logits, value, legal = root
@@ -142,7 +129,7 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
   def one(state, key, logits, value, legal):
     batch_of_one = lambda tree: jax.tree.map(lambda x: x[None], tree)
     out = _policy(game, evaluator, variables, batch_of_one(state), key,
-                  batch_of_one((logits, value, legal)), None, search)
+                  batch_of_one((logits, value, legal)), search)
     return jax.tree.map(lambda x: x[0], out)
 
   return jax.vmap(one)(states, rng_key, *root)
@@ -156,7 +143,7 @@ def _per_game(rng_key: jax.Array) -> bool:
 
 
 def _policy(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Array, root: Root,
-            reuse: mctx.Tree | None, search: SearchConfig) -> mctx.PolicyOutput:
+            search: SearchConfig) -> mctx.PolicyOutput:
   """The mctx policy call of run_search on a batch, with one key."""
   logits, value, legal = root
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
@@ -166,24 +153,19 @@ def _policy(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Ar
         variables, rng_key, root, recurrent_fn, search.num_simulations,
         invalid_actions=~legal, max_num_considered_actions=search.max_num_considered_actions,
         gumbel_scale=search.gumbel_scale)
-  capacity, loop_fn = search.num_simulations, jax.lax.fori_loop
-  if reuse is not None:
-    kept_tree, kept = reuse_lib.reroot(reuse, reuse_lib.find_node(reuse, states),
-                                       2 * search.num_simulations + 1)
-    capacity = 2 * search.num_simulations
-    loop_fn = reuse_lib.reusing_loop(kept_tree, kept, search.num_simulations)
+  simulations = search.num_simulations
   if search.algorithm == "alphago":
-    return alphago_policy(variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
+    return alphago_policy(variables, rng_key, root, recurrent_fn, simulations,
                           invalid_actions=~legal, c_puct=search.c_puct)
-  alpha = game.dirichlet_alpha if search.dirichlet_alpha is None else search.dirichlet_alpha
+  alpha = search.root_noise_alpha(game)
   if search.forced_playouts:
     return forced_puct_policy(
-        variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
+        variables, rng_key, root, recurrent_fn, simulations,
         invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
         dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base,
         k=search.forced_playouts_k, q_transform=search.qtransform)
   return mctx.muzero_policy(
-      variables, rng_key, root, recurrent_fn, capacity, loop_fn=loop_fn,
+      variables, rng_key, root, recurrent_fn, simulations,
       invalid_actions=~legal, dirichlet_fraction=search.dirichlet_fraction,
       dirichlet_alpha=alpha, pb_c_init=search.pb_c_init, pb_c_base=search.pb_c_base,
       qtransform=search.qtransform)

@@ -19,6 +19,21 @@ def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
   return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 
 
+def noisy_root_logits(rng_key: jax.Array, logits: jax.Array, legal: jax.Array, *,
+                      fraction: float, alpha: float) -> jax.Array:
+  """AlphaGo Zero's root prior (1 - f) p + f Dir(alpha), p the softmax of `logits`, as logits
+  over the legal actions (masked_logits). Consumes `rng_key`.
+
+  Args:
+    logits, legal: [B, A].
+    fraction: f, the noise's weight.
+    alpha: the Dirichlet concentration (SearchConfig.root_noise_alpha).
+  """
+  noise = jax.random.dirichlet(rng_key, jnp.full(logits.shape[-1:], alpha), logits.shape[:-1])
+  noisy = (1.0 - fraction) * jax.nn.softmax(logits) + fraction * noise
+  return masked_logits(jnp.log(jnp.maximum(noisy, 1e-30)), legal)
+
+
 def gumbel_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
                   num_simulations: int, *, invalid_actions: jax.Array, gumbel: jax.Array,
                   max_num_considered_actions: int) -> mctx.PolicyOutput:
@@ -62,8 +77,8 @@ def gumbel_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurr
 
 
 def alphago_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
-                   num_simulations: int, *, invalid_actions: jax.Array, c_puct: float,
-                   loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
+                   num_simulations: int, *, invalid_actions: jax.Array,
+                   c_puct: float) -> mctx.PolicyOutput:
   """AlphaGo's search (mctx.search with `alphago_selection`): the most visited move.
 
   Returns:
@@ -74,7 +89,7 @@ def alphago_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recur
   tree = mctx.search(params=variables, rng_key=rng_key, root=root, recurrent_fn=recurrent_fn,
                      root_action_selection_fn=functools.partial(selection, depth=0),
                      interior_action_selection_fn=selection, num_simulations=num_simulations,
-                     invalid_actions=invalid_actions, loop_fn=loop_fn)
+                     invalid_actions=invalid_actions)
   summary = tree.summary()
   action = jnp.argmax(summary.visit_counts, axis=-1).astype(jnp.int32)
   return mctx.PolicyOutput(action=action, action_weights=summary.visit_probs, search_tree=tree)
@@ -111,11 +126,11 @@ def pruned_policy(tree: mctx.Tree, *, pb_c_init: float, pb_c_base: float,
 def forced_puct_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, recurrent_fn,
                        num_simulations: int, *, invalid_actions: jax.Array,
                        dirichlet_fraction: float, dirichlet_alpha: float, pb_c_init: float,
-                       pb_c_base: float, k: float, q_transform: str = "siblings",
-                       loop_fn=jax.lax.fori_loop) -> mctx.PolicyOutput:
+                       pb_c_base: float, k: float,
+                       q_transform: str = "siblings") -> mctx.PolicyOutput:
   """AlphaGo Zero's PUCT search with KataGo's forced playouts and policy target pruning.
 
-  The root prior gets Dirichlet noise as in mctx.muzero_policy; inside the tree
+  The root prior gets Dirichlet noise (noisy_root_logits) as in mctx.muzero_policy; inside the tree
   the selection is mctx's PUCT; at the root, forced_root_selection.
 
   Returns:
@@ -124,19 +139,16 @@ def forced_puct_policy(variables, rng_key: jax.Array, root: mctx.RootFnOutput, r
     `search_tree`.
   """
   k_noise, k_search = jax.random.split(rng_key)
-  probs = jax.nn.softmax(root.prior_logits)
-  noise = jax.random.dirichlet(k_noise, jnp.full(probs.shape[-1:], dirichlet_alpha),
-                               probs.shape[:-1])
-  noisy = (1.0 - dirichlet_fraction) * probs + dirichlet_fraction * noise
-  root = root.replace(prior_logits=masked_logits(jnp.log(jnp.maximum(noisy, 1e-30)),
-                                                 ~invalid_actions))
+  root = root.replace(prior_logits=noisy_root_logits(
+      k_noise, root.prior_logits, ~invalid_actions, fraction=dirichlet_fraction,
+      alpha=dirichlet_alpha))
   tree = mctx.search(
       params=variables, rng_key=k_search, root=root, recurrent_fn=recurrent_fn,
       root_action_selection_fn=functools.partial(forced_root_selection, pb_c_init=pb_c_init,
                                                  pb_c_base=pb_c_base, k=k, q_transform=q_transform),
       interior_action_selection_fn=puct_selection(q_transform, pb_c_init=pb_c_init,
                                                   pb_c_base=pb_c_base),
-      num_simulations=num_simulations, invalid_actions=invalid_actions, loop_fn=loop_fn)
+      num_simulations=num_simulations, invalid_actions=invalid_actions)
   action = jnp.argmax(tree.summary().visit_counts, axis=-1).astype(jnp.int32)
   weights = pruned_policy(tree, pb_c_init=pb_c_init, pb_c_base=pb_c_base, k=k,
                           q_transform=q_transform)

@@ -7,7 +7,7 @@ A task is one module with its state, its jitted step and its metrics (a
 import ml_collections
 
 from agz_jax.training import (agz, loop, optim, rl_policy, rollout_policy, sl_dual, sl_policy,
-                              value)
+                              supervised, value)
 from agz_jax.training.loop import Task
 
 TASKS: dict[str, type[Task]] = {
@@ -47,4 +47,4 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str, *,
 
 
 __all__ = ["TASKS", "Task", "agz", "loop", "make_task", "optim", "rl_policy", "rollout_policy",
-           "sl_dual", "sl_policy", "train_and_evaluate", "value"]
+           "sl_dual", "sl_policy", "supervised", "train_and_evaluate", "value"]

@@ -203,8 +203,8 @@ def iteration(config, game, model, optimizer, state: TrainState,
   ready = replay.num_ready(buffer)
   carry = (state.params, state.batch_stats, state.opt_state)
   keys = jax.random.split(k_train, tr.updates_per_iteration)
-  # XLA on CPU runs convolution gradients ~25x slower inside a loop or a
-  # conditional than outside, so there the K updates are unrolled, and while the
+  # XLA on CPU runs convolution gradients many times slower inside a loop or a
+  # conditional than outside (bench/xla_loop.py), so there the K updates are unrolled, and while the
   # buffer fills they run anyway and their result is dropped (a select, not a
   # lax.cond).
   trained, aux = jax.lax.scan(update, carry, keys, unroll=jax.default_backend() == "cpu")

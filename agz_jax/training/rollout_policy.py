@@ -27,11 +27,8 @@ from agz_jax.data import positions
 from agz_jax.metrics import format_eta, log
 from agz_jax.alphago import patterns
 from agz_jax.training import optim
-from agz_jax.training.sl_policy import (DataParallelStep, SupervisedTask, cross_entropy_gradients,
-                                        load_tables)
-
-# model.features -> the feature groups of the policy.
-FEATURES = {"rollout": patterns.ROLLOUT_GROUPS, "tree": patterns.TREE_GROUPS}
+from agz_jax.training.supervised import (DataParallelStep, SupervisedTask,
+                                         cross_entropy_gradients, load_tables)
 
 
 @struct.dataclass
@@ -63,23 +60,16 @@ def capacities(model_config) -> dict:
           "diamond": model_config.num_diamond}
 
 
-def groups_of(model_config) -> tuple[str, ...]:
-  if model_config.features not in FEATURES:
-    raise ValueError(f"model.features must be one of {', '.join(FEATURES)}, "
-                     f"got {model_config.features!r}")
-  return FEATURES[model_config.features]
-
-
 def feature_count(model_config) -> int:
   """F of a model config: what model.num_features must be."""
   sizes = dict(patterns.group_sizes(model_config.num_3x3, model_config.num_response,
                                     model_config.num_diamond))
-  return sum(sizes[g] for g in groups_of(model_config))
+  return sum(sizes[g] for g in patterns.groups_of(model_config))
 
 
 def check_model(model_config) -> None:
   """A clear error when the model config's numbers do not fit together."""
-  groups = groups_of(model_config)
+  groups = patterns.groups_of(model_config)
   if model_config.features == "tree" and model_config.num_diamond < 1:
     raise ValueError("model.features = 'tree' needs model.num_diamond >= 1 (its diamond patterns)")
   if "pattern_diamond" not in groups and model_config.num_diamond:
@@ -171,7 +161,7 @@ def gradients(cfg, model, config, shards: int, params, key, table, tables: patte
   states, action, _, _ = positions.sample_states(
       cfg, table, key, num_games=games, positions_per_game=config.data.positions_per_game,
       first_game=shard * games)
-  idx, legal = encode(cfg, tables, groups_of(config.model), states)
+  idx, legal = encode(cfg, tables, patterns.groups_of(config.model), states)
 
   def loss_terms(params):
     return _scores(model.apply({"params": params}, idx), legal, action)[:2]
@@ -197,7 +187,7 @@ class FastPolicyTask(SupervisedTask):
     self.cfg = game_lib.make(config.game).cfg
     patterns.check_config(self.cfg)
     self.model = nets.make(config.model)
-    self.groups = groups_of(config.model)
+    self.groups = patterns.groups_of(config.model)
     self.schedule = optim.halving_schedule(config.train)
     self.optimizer = optim.make_optimizer(config.train, self.schedule)
     self.mesh = parallel.make_mesh(config.mesh.num_devices)

@@ -32,8 +32,8 @@ import numpy as np
 from agz_jax import data, parallel
 from agz_jax.data import positions
 from agz_jax.metrics import format_eta, log
-from agz_jax.training import optim, sl_policy, warm_start
-from agz_jax.training.sl_policy import DataParallelStep, SLState, SupervisedTask
+from agz_jax.training import optim, supervised, warm_start
+from agz_jax.training.supervised import DataParallelStep, SLState, SupervisedTask
 
 MOVE_BUCKET = 50  # value MSE is reported per this many moves
 MOVE_BUCKETS = 7  # 0-49, ..., 250-299, 300+
@@ -58,7 +58,7 @@ def gradients(cfg, model, config, shards: int, state: SLState, key, table, *, sh
     (logits, value), updates = model.apply(
         {"params": params, "batch_stats": state.batch_stats}, batch.planes, train=True,
         mutable=["batch_stats"])
-    ce, top1, _ = sl_policy._scores(logits, batch.action)  # pylint: disable=protected-access
+    ce, top1, _ = supervised.policy_scores(logits, batch.action)
     mse, count = value_loss(value, batch.value_target)
     l2 = optim.l2_penalty(params, config.train.weight_decay)
     loss = jnp.mean(ce) + config.train.value_weight * mse + l2
@@ -83,7 +83,7 @@ def evaluate(model, variables, batch: positions.Batch, chunk: int) -> dict:
   planes = batch.planes.reshape((n // chunk, chunk) + batch.planes.shape[1:])
   logits, value = jax.lax.map(apply, planes)
   logits, value = logits.reshape(n, -1), value.reshape(n)
-  loss, top1, top5 = sl_policy._scores(logits, batch.action)  # pylint: disable=protected-access
+  loss, top1, top5 = supervised.policy_scores(logits, batch.action)
   out = {"loss": jnp.mean(loss), "top1": jnp.mean(top1), "top5": jnp.mean(top5)}
   out["mse"], out["count"] = value_loss(value, batch.value_target)
   bucket = jnp.minimum(batch.move_number // MOVE_BUCKET, MOVE_BUCKETS - 1)
@@ -98,7 +98,7 @@ def _fixed_positions(cfg, table, config, num: int, seed: int) -> positions.Batch
   c = ml_collections.ConfigDict({"model": {"encoding": config.model.encoding},
                                  "data": {"games_per_batch": min(num, 512), "positions_per_game": 1},
                                  "eval": {"seed": seed, "num_positions": num}})
-  return sl_policy.validation_positions(cfg, table, c)
+  return supervised.validation_positions(cfg, table, c)
 
 
 class SLDualTask(SupervisedTask):
@@ -141,7 +141,7 @@ class SLDualTask(SupervisedTask):
   def begin(self, workdir: str, start: int) -> None:
     c = self.config
     archive = data.load(c.data.dir)
-    sl_policy.check_archive(self.cfg, c, archive)
+    supervised.check_archive(self.cfg, c, archive)
     train_idx, val_idx = data.split_by_date(archive, c.data.val_from)
     if c.data.max_games:
       train_idx = train_idx[:c.data.max_games]

@@ -33,7 +33,7 @@ from agz_jax import go, nets, parallel
 from agz_jax.data import positions, value_data
 from agz_jax.metrics import format_eta, log
 from agz_jax.training import optim, warm_start
-from agz_jax.training.sl_policy import DataParallelStep, SLState, SupervisedTask, load_tables
+from agz_jax.training.supervised import DataParallelStep, SLState, SupervisedTask, load_tables
 
 
 def unpack(cfg: go.GoConfig, encoding: str, packed: jax.Array) -> jax.Array:
