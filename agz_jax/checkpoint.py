@@ -83,6 +83,9 @@ class Checkpointer:
       except Exception as e:  # pylint: disable=broad-exception-caught
         self._set_aside(step, e)
         continue
+      # Two encodings of one shape (katago, katago_noladders) would restore, each plane
+      # meaning another thing than the network learned.
+      difference = difference or _encoding_difference(self.directory, step, config)
       if difference:
         raise CheckpointMismatch(
             f"checkpoint {self.directory}/{step} does not fit this config ({difference}"
@@ -144,6 +147,20 @@ def _difference(saved, abstract_state) -> str:
     if type(saved[name]).__name__ == "ArrayMetadata" and saved[name].dtype != wanted[name].dtype:
       return f"{name} is {saved[name].dtype} there, {wanted[name].dtype} here"
   return ""
+
+
+def _encoding_difference(directory: str, step: int, config) -> str:
+  """'its network reads katago planes, this config katago_noladders' or ''."""
+  if config is None or "encoding" not in config.get("model", {}):
+    return ""
+  try:
+    saved = upgrade_config(json.loads(_config_text(os.path.join(directory, str(step)))))
+  except (OSError, ValueError):
+    return ""
+  there, here = saved.get("model", {}).get("encoding"), config.model.encoding
+  if there is None or there == here:
+    return ""
+  return f"its network reads {there} planes, this config {here}"
 
 
 def _config_difference(directory: str, step: int, config) -> str:

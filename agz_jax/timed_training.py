@@ -34,11 +34,15 @@ import time
 
 from agz_jax import config_files
 
+# The input encodings a dual network of this command may read.
+ENCODINGS = ("agz17", "katago", "katago_noladders")
+
 
 def _config(args, accelerator: bool):
   c = config_files.load(os.path.join(config_files.CONFIGS, "sl_dual_19x19.py")).get_config()
   c.data.dir = args.data
   c.model.blocks, c.model.channels = args.blocks, args.channels
+  c.model.encoding = args.encoding
   c.model.dtype = "bfloat16" if accelerator else "float32"
   c.data.games_per_batch = args.games_per_batch
   c.train.learning_rate = args.learning_rate
@@ -107,6 +111,9 @@ def main(argv=None) -> int:
                       help="seconds of the first stretch that measures the speed (default 90)")
   parser.add_argument("--blocks", type=int, default=10)
   parser.add_argument("--channels", type=int, default=128)
+  parser.add_argument("--encoding", default="agz17", choices=ENCODINGS,
+                      help="the network's input planes: AlphaGo Zero's 17 (default) or KataGo's, "
+                           "with or without its ladder planes")
   parser.add_argument("--games-per-batch", type=int, default=1024)
   parser.add_argument("--learning-rate", type=float, default=0.1)
   parser.add_argument("--value-weight", type=float, default=None,

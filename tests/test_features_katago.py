@@ -207,3 +207,34 @@ def test_the_network_reads_the_global_features_as_a_bias_per_channel():
   plain = nets.make(dict(config, encoding="agz17"), num_actions=82)
   assert "global_inputs" not in plain.init(jax.random.PRNGKey(0), jnp.zeros((1, 9, 9, 17)))["params"]
   del value, value2
+
+
+def test_a_checkpoint_of_the_other_katago_encoding_is_refused_in_one_line(tmp_path):
+  """katago and katago_noladders have one shape: the saved config names the planes the
+  network learned, and a run of the other encoding refuses to resume from it."""
+  from flax import struct  # pylint: disable=import-outside-toplevel
+  import ml_collections  # pylint: disable=import-outside-toplevel
+  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+
+  @struct.dataclass
+  class State:
+    params: dict
+    batch_stats: dict
+
+  state = State(params={"w": jnp.arange(3.0)}, batch_stats={})
+  config = ml_collections.ConfigDict({"model": {"encoding": "katago"}, "game": {"size": 9}})
+  saver = checkpoint.Checkpointer(str(tmp_path), keep=1)
+  saver.save(1, state, config)
+  saver.close()
+  abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), state)
+  same = checkpoint.Checkpointer(str(tmp_path), keep=1)
+  restored, step = same.restore_latest(abstract, config)
+  same.close()
+  assert step == 1 and np.array_equal(restored.params["w"], np.arange(3.0))
+  other = ml_collections.ConfigDict({"model": {"encoding": "katago_noladders"},
+                                     "game": {"size": 9}})
+  reader = checkpoint.Checkpointer(str(tmp_path), keep=1)
+  with pytest.raises(checkpoint.CheckpointMismatch,
+                     match=r"reads katago planes, this config katago_noladders.*new --workdir"):
+    reader.restore_latest(abstract, other)
+  reader.close()
