@@ -457,13 +457,16 @@ def test_pretrained_names_what_there_is():
 
 @pytest.mark.slow
 def test_the_shipped_bundle_holds_policies_that_know_some_go():
-  """pretrained/alphago-19x19: the SL policy likes the third and fourth lines on the empty board,
-  and the rollout policy captures a stone in atari."""
-  settings = players.read_bundle(players.pretrained_path("alphago-19x19"))
-  assert settings["lambda"] == 1.0 and settings["prior"] != "uniform"
+  """pretrained/alphago-19x19: its search's prior is human-19x19's policy head, its SL policy
+  likes the third and fourth lines on the empty board, and the rollout policy captures a stone
+  in atari."""
+  bundle = players.pretrained_path("alphago-19x19")
+  settings = players.read_bundle(bundle)
+  assert settings["lambda"] == 1.0 and settings["value"] == "none"
+  assert os.path.samefile(settings["prior"], players.pretrained_path("human-19x19"))
   cfg = go.GoConfig(size=19, komi=7.5)
 
-  sl_config, sl_vars = checkpoint.load_network(settings["prior"])
+  sl_config, sl_vars = checkpoint.load_network(os.path.join(bundle, "sl_policy"))
   assert sl_config.task == "sl_policy"
   logits = nets.make(sl_config.model).apply(
       {"params": sl_vars["params"]}, helpers.planes(cfg, go.init(cfg), sl_config.model.encoding)[None])
