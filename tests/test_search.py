@@ -435,16 +435,40 @@ def test_first_play_values_of_the_transform():
   prior /= prior.sum()
   visited_prior = prior[visits > 0].sum()
   assert 0 < visited_prior < 1 and np.any(visits == 0)
+  legal = logits > np.finfo(np.float32).min / 2
   for first_play, unvisited in [("loss", -1.0), ("parent", parent),
                                 ("reduction", parent - 0.3 * np.sqrt(visited_prior))]:
     transform = QTransform("bounded", first_play, fpu_reduction=0.3)
-    want = (np.where(visits > 0, q_values, unvisited) + 1) / 2
+    want = (np.where(visits > 0, q_values, np.where(legal, unvisited, -1.0)) + 1) / 2
     np.testing.assert_allclose(np.asarray(transform(tree, 0)), want, atol=1e-5)
-  # Stretched between siblings, the unvisited value takes part in the stretch.
+  # Stretched between siblings, the unvisited legal value takes part in the stretch.
   values = np.where(visits > 0, q_values, parent)
-  low, high = min(parent, values.min()), max(parent, values.max())
+  low = min(parent, values[legal].min())
+  high = max(parent, values[legal].max())
   np.testing.assert_allclose(np.asarray(QTransform("siblings", "parent")(tree, 0)),
-                             (values - low) / (high - low), atol=1e-5)
+                             np.where(legal, (values - low) / (high - low), 0.0), atol=1e-5)
+
+
+@pytest.mark.parametrize("q_transform", ["bounded", "siblings"])
+def test_first_play_never_sends_the_search_to_an_illegal_move_inside_the_tree(q_transform):
+  """Black fills its own eyes; white's only legal move is then a pass (a white stone in an eye
+  is suicide). Every position is worth +0.5 to its mover, so white's pass, once searched,
+  is below white's mean value: an unvisited move at the parent's value would beat it, and
+  inside the tree (where only the root's invalid actions are masked) the illegal ones must
+  not count as such."""
+  eyes = (0, 12, 24)
+  state = go.init(CFG, black=[p for p in range(25) if p not in eyes], to_play=go.BLACK)
+  settings = helpers.search_config(algorithm="puct", num_simulations=60, dirichlet_fraction=0.0,
+                                   q_transform=q_transform, first_play="parent")
+  tree = jax.jit(lambda key: search.run_search(
+      GAME, helpers.fake_evaluator, fake_variables(value=0.5), stack([state]), key,
+      settings))(jax.random.PRNGKey(0)).search_tree
+  logits = np.asarray(tree.children_prior_logits[0])
+  visits = np.asarray(tree.children_visits[0])
+  used = np.asarray(tree.node_visits[0]) > 0
+  illegal = logits <= np.finfo(np.float32).min / 2
+  assert np.sum(used) > 3 and illegal[used].any()           # white's nodes: pass alone legal
+  assert visits[used][illegal[used]].sum() == 0
 
 
 def test_unknown_first_play_is_refused():

@@ -17,7 +17,7 @@ from agz_jax.players.timed_search import EvaluatorMaker, TimedSearch
 # room for twice the simulations of a move, if that is more).
 TREE_NODES = 4096
 # A Gumbel search given seconds: at most this many simulations.
-MAX_SIMULATIONS = 1024
+MAX_SIMULATIONS = 4096
 
 
 def _network_evaluator(game: Game, *, model, encoding: str) -> search.Evaluator:

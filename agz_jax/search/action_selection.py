@@ -41,7 +41,8 @@ class QTransform:
       lowest: mctx's), 'parent' (the node's own mean value, as Leela Zero found best for a
       weak network) or 'reduction' (the node's value less fpu_reduction * sqrt(the prior
       mass of the visited children), KataGo's and Leela Zero's later rule: the more of the
-      policy was looked at, the less an unlooked-at move is worth).
+      policy was looked at, the less an unlooked-at move is worth). An illegal child (its
+      prior logit masked) is never worth a first play: it counts as the lowest value.
     fpu_reduction: the reduction's scale, on the [-1, 1] value scale.
   """
 
@@ -63,17 +64,21 @@ class QTransform:
       return mctx.qtransform_by_parent_and_siblings(tree, node_index)
     visits = tree.children_visits[node_index]
     node_value = tree.node_values[node_index]
+    logits = tree.children_prior_logits[node_index]
+    # Illegal children (masked logits) keep out of the first play and of the stretch: the
+    # search would otherwise spend simulations on them inside the tree, where only the
+    # root's invalid actions are masked.
+    counted = (visits > 0) | (logits > jnp.finfo(logits.dtype).min / 2)
     fpu = node_value
     if self.first_play == "reduction":
-      visited_prior = jnp.sum(jnp.where(visits > 0, jax.nn.softmax(
-          tree.children_prior_logits[node_index]), 0.0))
+      visited_prior = jnp.sum(jnp.where(visits > 0, jax.nn.softmax(logits), 0.0))
       fpu = node_value - self.fpu_reduction * jnp.sqrt(visited_prior)
     values = jnp.where(visits > 0, tree.qvalues(node_index), jnp.clip(fpu, -1.0, 1.0))
     if self.name == "bounded":
-      return (values + 1.0) / 2.0
-    low = jnp.minimum(node_value, jnp.min(values))
-    high = jnp.maximum(node_value, jnp.max(values))
-    return (values - low) / jnp.maximum(high - low, 1e-8)
+      return jnp.where(counted, (values + 1.0) / 2.0, 0.0)
+    low = jnp.minimum(node_value, jnp.min(jnp.where(counted, values, jnp.inf)))
+    high = jnp.maximum(node_value, jnp.max(jnp.where(counted, values, -jnp.inf)))
+    return jnp.where(counted, (values - low) / jnp.maximum(high - low, 1e-8), 0.0)
 
 
 def make_qtransform(q_transform) -> QTransform:
