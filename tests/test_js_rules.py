@@ -118,6 +118,45 @@ def test_js_rules_reject_illegal_lines(node):
   assert over == "illegal line 0: the game is over"
 
 
+def test_js_planes_agree_with_jax(node):
+  """The network's input planes in JavaScript (boxes_rules.planes) are agz_jax.dots_and_boxes's,
+  after every move of random games on two boards."""
+  cases = []
+  for (rows, cols), seed in (((3, 3), 7), ((2, 4), 8)):
+    cfg = db.DotsConfig(rows, cols)
+    features = jax.jit(lambda states, cfg=cfg: db.features(cfg, states))
+    for game in random_games(cfg, 4, seed):
+      # The planes after each move of the game (the finished position included).
+      states, state = [], db.init(cfg)
+      for line in game["moves"]:
+        state = db.step(cfg, state, line)
+        states.append(state)
+      stacked = jax.tree.map(lambda *x: np.stack(x), *states)
+      cases.append({"rows": rows, "cols": cols, "moves": game["moves"],
+                    "planes": np.asarray(features(stacked)).reshape(len(states), -1).tolist()})
+  script = f"""
+    import {{newGame, play, planes}} from {json.dumps(RULES_JS.as_uri())};
+    import {{readFileSync}} from "node:fs";
+    const cases = JSON.parse(readFileSync(0, "utf8"));
+    let worst = 0, count = 0;
+    for (const c of cases) {{
+      let state = newGame(c.rows, c.cols);
+      c.moves.forEach((line, move) => {{
+        state = play(state, line);
+        const got = planes(state);
+        if (got.length !== c.planes[move].length) throw new Error("planes of the wrong size");
+        got.forEach((x, i) => {{ worst = Math.max(worst, Math.abs(x - c.planes[move][i])); }});
+        count += 1;
+      }});
+    }}
+    console.log(JSON.stringify([count, worst]));
+  """
+  done = _node(node, ["--input-type=module", "-e", script], json.dumps(cases))
+  assert done.returncode == 0, done.stderr
+  count, worst = json.loads(done.stdout)
+  assert count == sum(len(c["moves"]) for c in cases) and worst < 1e-6
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def _go_advance(cfg, states, actions):
   """[B] Go games after one action each, with what the check compares and what the test counts:

@@ -112,3 +112,33 @@ export function play(state, line) {
   return freeze({rows: state.rows, cols: state.cols, lines, boxes,
                  toPlay: scored ? state.toPlay : -state.toPlay, moveCount: state.moveCount + 1});
 }
+
+/** The network's input planes of `state` ("boxes", agz_jax/dots_and_boxes/features.py): a
+ * Float32Array of H x W x 6 values, H = 2 rows + 1, W = 2 cols + 1 (dots, lines and boxes on
+ * one grid), channels last, from the view of the player to move: the lines drawn, the boxes
+ * the mover owns, the boxes the opponent owns, where a line can be, where a box is, and the
+ * mover's lead in boxes over the number of boxes on every cell. */
+export function planes(state) {
+  const {rows, cols} = state;
+  const h = 2 * rows + 1;
+  const w = 2 * cols + 1;
+  const out = new Float32Array(h * w * 6);
+  const set = (y, x, channel, value) => { out[(y * w + x) * 6 + channel] = value; };
+  state.lines.forEach((drawn, line) => {
+    const [kind, r, c] = lineName(rows, cols, line);
+    const [y, x] = kind === "h" ? [2 * r, 2 * c + 1] : [2 * r + 1, 2 * c];
+    set(y, x, 0, drawn ? 1 : 0);
+    set(y, x, 3, 1);
+  });
+  let lead = 0;
+  state.boxes.forEach((owner, box) => {
+    const y = 2 * Math.floor(box / cols) + 1;
+    const x = 2 * (box % cols) + 1;
+    set(y, x, 1, owner === state.toPlay ? 1 : 0);
+    set(y, x, 2, owner === -state.toPlay ? 1 : 0);
+    set(y, x, 4, 1);
+    lead += owner === state.toPlay ? 1 : owner === -state.toPlay ? -1 : 0;
+  });
+  for (let cell = 0; cell < h * w; cell++) out[cell * 6 + 5] = lead / (rows * cols);
+  return out;
+}
