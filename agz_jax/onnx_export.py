@@ -15,6 +15,9 @@ them out (its parameters' names), at opset 17, which ONNX Runtime Web runs.
 import numpy as np
 
 OPSET = 17
+# The file format's version: opset 17's (a newer onnx package writes its own newest, which
+# the ONNX Runtime Web a page bundles may not read yet).
+IR_VERSION = 8
 BATCH_NORM_EPSILON = 1e-5  # flax.linen.BatchNorm's default, which AlphaZeroNet keeps
 
 
@@ -161,6 +164,6 @@ def resnet_to_onnx(model_config, variables, planes_shape: tuple[int, int, int],
        onnx.helper.make_tensor_value_info("value", floats, ["batch"])],
       g.initializers)
   model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
-                                 producer_name="agz_jax")
+                                 producer_name="agz_jax", ir_version=IR_VERSION)
   onnx.checker.check_model(model)
   return model

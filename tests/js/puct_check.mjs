@@ -14,20 +14,13 @@ function evaluate(state) {
   return {logits, value};
 }
 
-const game = (rows, cols) => ({
-  numActions: rules.numLines(rows, cols),
-  legal: (state) => state.lines.map((drawn) => !drawn),
-  play: rules.play,
-  isOver: rules.isOver,
-  result: rules.result,
-  toPlay: rules.toPlay,
-});
-
 const request = JSON.parse(await readStdin());
-const out = request.positions.map(({rows, cols, moves}) => {
+const out = [];
+for (const {rows, cols, moves} of request.positions) {
   let state = rules.newGame(rows, cols);
   for (const line of moves) state = rules.play(state, line);
-  const found = search(game(rows, cols), state, evaluate, request.simulations, request.settings);
-  return {action: found.action, visits: found.visits, value: found.value};
-});
+  const found = await search(rules.searchGame(rows, cols), state, evaluate, request.simulations,
+                             request.settings);
+  out.push({action: found.action, visits: found.visits, value: found.value});
+}
 console.log(JSON.stringify(out));

@@ -142,3 +142,15 @@ export function planes(state) {
   for (let cell = 0; cell < h * w; cell++) out[cell * 6 + 5] = lead / (rows * cols);
   return out;
 }
+
+/** The game as puct.js searches it, for a rows x cols board. */
+export function searchGame(rows, cols) {
+  return {
+    numActions: numLines(rows, cols),
+    legal: (state) => state.lines.map((drawn) => !drawn),
+    play,
+    isOver,
+    result,
+    toPlay,
+  };
+}

@@ -7,7 +7,7 @@
 //   {numActions, legal(state) -> [A] bool, play(state, action) -> state,
 //    isOver(state) -> bool, result(state) -> +1 / -1 / 0 for the first player, toPlay(state)}
 // An evaluator is evaluate(state) -> {logits: [A] numbers, value: number for the player to
-// move, in [-1, 1]} (a network, or any function).
+// move, in [-1, 1]}, or a promise of it (a network in ONNX Runtime Web, or any function).
 //
 // The tree follows mctx's: node 0 is the root, evaluated before the first simulation (one
 // visit, its value); a simulation walks down by PUCT to a child not yet in the tree, plays
@@ -113,13 +113,13 @@ export function selectChild(node, settings, rootLegal = null) {
 /**
  * Searches `state` (unfinished) with `simulations` simulations.
  *
- * @returns {{action: number, value: number, visits: number[], qvalues: number[], prior: number[],
- *           nodes: object[]}} the most visited move (the first of equals), the root's mean
- *   value, its children's visits, Q values and prior, and the tree.
+ * @returns {Promise<{action: number, value: number, visits: number[], qvalues: number[],
+ *           prior: number[], nodes: object[]}>} the most visited move (the first of equals), the
+ *   root's mean value, its children's visits, Q values and prior, and the tree.
  */
-export function search(game, state, evaluate, simulations, settings = DEFAULT_SETTINGS) {
+export async function search(game, state, evaluate, simulations, settings = DEFAULT_SETTINGS) {
   settings = {...DEFAULT_SETTINGS, ...settings};
-  const nodes = [newNode(game, state, evaluate(state))];
+  const nodes = [newNode(game, state, await evaluate(state))];
   const rootLegal = game.legal(state);
   for (let sim = 0; sim < simulations; sim++) {
     let index = 0;
@@ -135,7 +135,7 @@ export function search(game, state, evaluate, simulations, settings = DEFAULT_SE
     const after = wasOver ? parent.state : game.play(parent.state, action);  // below the end: no move
     const over = game.isOver(after);
     const node = newNode(game, after, over ? {logits: new Array(game.numActions).fill(0), value: 0}
-                                           : evaluate(after));
+                                           : await evaluate(after));
     if (over) node.value = 0;
     node.parent = index;
     node.action = action;
