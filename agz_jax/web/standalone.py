@@ -46,7 +46,7 @@ def _network(spec: str):
   return network
 
 
-def _onnxruntime_web(tarball: str | None, into: str) -> None:
+def copy_onnxruntime_web(tarball: str | None, into: str) -> None:
   """Copies ORT_FILES of the onnxruntime-web package (`tarball`, or npm's) into `into`."""
   with tempfile.TemporaryDirectory() as tmp:
     if tarball is None:
@@ -102,7 +102,7 @@ def write_page(spec: str, out: str, *, simulations: int = 64,
                                              num_simulations=simulations)
   os.makedirs(os.path.join(out, "ort"), exist_ok=True)
   try:
-    _onnxruntime_web(onnxruntime_web, os.path.join(out, "ort"))
+    copy_onnxruntime_web(onnxruntime_web, os.path.join(out, "ort"))
     with open(os.path.join(out, "network.onnx"), "wb") as f:
       f.write(model.SerializeToString())
     page = {"rows": cfg.rows, "cols": cfg.cols, "simulations": simulations,
