@@ -1,5 +1,6 @@
-"""KataGo's input planes (Wu 2019; its version 7 inputs), registered with `go.features` as
-"katago" (with its ladder planes) and "katago_noladders" (those four planes left empty).
+"""KataGo's input planes (Wu 2019; its version 7 inputs), the encodings "katago" (with its
+ladder planes) and "katago_noladders" (those four planes left empty) of `go.features`
+(ENCODINGS here; agz_jax registers them). The three designs side by side: docs/encodings.md.
 
 The third of the seeds' input designs: AlphaGo's 48 hand-made planes, AlphaGo Zero's 17 raw
 ones, and KataGo's small set of chosen Go knowledge. X = player to move, O = opponent:
