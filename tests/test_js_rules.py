@@ -276,3 +276,41 @@ def test_js_go_rules_reject_illegal_moves(node):
                         ([*KO_MOVES, 6], "superko"), ([25, 25, 0], "game over")):
     with pytest.raises(ValueError, match=f"is illegal: {reason}$"):
       go.play(cfg, moves)
+
+
+def test_js_go_planes_agree_with_jax(node):
+  """AlphaGo Zero's 17 planes in JavaScript (go_rules.agzPlanes) are go.features' "agz17" after
+  every move of random 5x5 games (passes, captures and the history's start included)."""
+  cfg = go.GoConfig(5, komi=0.5, max_moves=40)
+  games, _ = random_go_games(cfg, 4, seed=11)
+  features = jax.jit(lambda states: go.features(cfg, states, "agz17"))
+  cases = []
+  for game in games:
+    states, state = [], go.init(cfg)
+    for action in game["moves"]:
+      state = go.step(cfg, state, action)
+      states.append(state)
+    stacked = jax.tree.map(lambda *x: np.stack(x), *states)
+    cases.append({"moves": game["moves"],
+                  "planes": np.asarray(features(stacked)).reshape(len(states), -1).tolist()})
+  script = f"""
+    import {{newGame, play, agzPlanes}} from {json.dumps(GO_RULES_JS.as_uri())};
+    import {{readFileSync}} from "node:fs";
+    const cases = JSON.parse(readFileSync(0, "utf8"));
+    let worst = 0, count = 0;
+    for (const c of cases) {{
+      let state = newGame(5, 0.5, 40);
+      c.moves.forEach((action, move) => {{
+        state = play(state, action);
+        const got = agzPlanes(state);
+        if (got.length !== c.planes[move].length) throw new Error("planes of the wrong size");
+        got.forEach((x, i) => {{ worst = Math.max(worst, Math.abs(x - c.planes[move][i])); }});
+        count += 1;
+      }});
+    }}
+    console.log(JSON.stringify([count, worst]));
+  """
+  done = _node(node, ["--input-type=module", "-e", script], json.dumps(cases))
+  assert done.returncode == 0, done.stderr
+  count, worst = json.loads(done.stdout)
+  assert count == sum(len(c["moves"]) for c in cases) > 40 and worst == 0

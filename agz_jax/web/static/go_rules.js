@@ -11,12 +11,16 @@
 // its stone, or is empty and reaches (through empty points) stones of that colour only.
 //
 // A state is a frozen object: {size, komi, maxMoves, board: [P] (+1 black, -1 white, 0 empty),
-// key (the board as a string), toPlay: +1 or -1, moveCount, passes, over, seen, seenCount}.
+// key (the board as a string), toPlay: +1 or -1, moveCount, passes, over, seen, seenCount,
+// previous: the boards before the last moves, most recent first (at most HISTORY - 1, for the
+// network's planes, as GoState.previous_boards)}.
 // `seen` maps the key of every board of a line of play to its order of appearance; a state
 // knows the first `seenCount` of them. It is shared copy-on-write: play appends to it when no
 // other line has, and copies the state's own part otherwise, so no state ever sees a change.
 // Functions never change their input in a way any state can observe.
 
+// Boards a state keeps, its own included (GoConfig.history): AlphaGo Zero's 17 planes read 8.
+export const HISTORY = 8;
 export const BLACK = 1;
 export const WHITE = -1;
 export const EMPTY = 0;
@@ -165,7 +169,7 @@ export function newGame(size, komi = 7.5, maxMoves = 2 * size * size) {
   const board = new Array(size * size).fill(EMPTY);
   const key = boardKey(board);
   return freeze({size, komi, maxMoves, board, key, toPlay: BLACK, moveCount: 0, passes: 0,
-                 over: false, seen: new Map([[key, 0]]), seenCount: 1});
+                 over: false, seen: new Map([[key, 0]]), seenCount: 1, previous: []});
 }
 
 /** Whether the game has ended (two passes in a row, or maxMoves moves). */
@@ -222,7 +226,7 @@ export function play(state, action) {
   if (state.over) throw new Error(`${name}: the game is over`);
   const moveCount = state.moveCount + 1;
   const common = {size, komi: state.komi, maxMoves: state.maxMoves, toPlay: -state.toPlay,
-                  moveCount};
+                  moveCount, previous: [state.board, ...state.previous].slice(0, HISTORY - 1)};
   if (action === pass) {
     const passes = state.passes + 1;
     return freeze({...common, board: state.board, key: state.key, passes,
@@ -278,4 +282,40 @@ export function score(state) {
 /** +1 if black wins, -1 if white does, 0 on a draw (go.result without forfeits). */
 export function result(state) {
   return Math.sign(score(state));
+}
+
+/** AlphaGo Zero's 17 input planes of `state` ("agz17", agz_jax/go/features.py): a Float32Array
+ * of size x size x 17, channels last: the mover's stones on the current board and the 7
+ * before it, the opponent's on the same boards (empty before the game's start), and ones
+ * when black is to move. */
+export function agzPlanes(state) {
+  const {size, board, previous, toPlay: me} = state;
+  const points = size * size;
+  const planes = 2 * HISTORY + 1;
+  const out = new Float32Array(points * planes);
+  const boards = [board, ...previous];
+  boards.forEach((b, t) => {
+    for (let p = 0; p < points; p++) {
+      if (b[p] === me) out[p * planes + t] = 1;
+      else if (b[p] === -me) out[p * planes + HISTORY + t] = 1;
+    }
+  });
+  if (me === BLACK) for (let p = 0; p < points; p++) out[p * planes + 2 * HISTORY] = 1;
+  return out;
+}
+
+/** The game as puct.js searches it: the points and a pass. */
+export function searchGame(size) {
+  return {
+    numActions: size * size + 1,
+    legal: (state) => {
+      const legal = new Array(size * size + 1).fill(false);
+      for (const action of legalMoves(state)) legal[action] = true;
+      return legal;
+    },
+    play,
+    isOver,
+    result,
+    toPlay,
+  };
 }
