@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from agz_jax import dots_and_boxes as db
+from agz_jax import dots_and_boxes as db, go
 from agz_jax.web import standalone
 
 import helpers
@@ -52,13 +52,11 @@ def _free_port() -> int:
     return s.getsockname()[1]
 
 
-def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpoint,
-                                                          onnxruntime_web):
-  site = tmp_path / "site"
-  assert standalone.main(["--checkpoint", dots_checkpoint, "--out", str(site), "--simulations",
-                          "16", "--onnxruntime-web", onnxruntime_web]) == 0
-  assert sorted(os.listdir(site)) == ["boxes_rules.js", "index.html", "network.onnx", "ort",
-                                      "puct.js", "settings.json", "standalone.js"]
+def _play_by_clicks(site, free_selector, *, pass_after=None):
+  """Serves `site` with python -m http.server, opens it in headless Chromium and plays a whole
+  game by clicks on the middle free element of `free_selector` (after `pass_after` clicks, the
+  Pass button); returns (moves, the page's score for us and the engine, its last status, our
+  clicks)."""
   port = _free_port()
   server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
                              "127.0.0.1", "--directory", str(site)],
@@ -79,18 +77,32 @@ def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpo
     clicks = 0
     while status() != "over":
       assert status() == "your-move", browser.find_element("id", "status").text
-      free = browser.find_elements("css selector", "rect.line.free")
-      free[len(free) // 2].click()  # a line in the middle of those left
+      free = browser.find_elements("css selector", free_selector)
+      if (pass_after is not None and clicks >= pass_after) or not free:
+        browser.find_element("id", "pass").click()
+      else:
+        free[len(free) // 2].click()  # one in the middle of those left
       clicks += 1
       wait.until(lambda _: status() in ("your-move", "over", "error"))
     moves = browser.execute_script("return window.agzGame.moves")
     score = browser.find_element("id", "score")
-    you, engine = int(score.get_attribute("data-you")), int(score.get_attribute("data-engine"))
-    text = browser.find_element("id", "status").text
+    points = (float(score.get_attribute("data-you")), float(score.get_attribute("data-engine")))
+    return moves, *points, browser.find_element("id", "status").text, clicks
   finally:
     browser.quit()
     server.terminate()
     server.wait(timeout=30)
+
+
+def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpoint,
+                                                          onnxruntime_web):
+  site = tmp_path / "site"
+  assert standalone.main(["--checkpoint", dots_checkpoint, "--out", str(site), "--simulations",
+                          "16", "--onnxruntime-web", onnxruntime_web]) == 0
+  assert sorted(os.listdir(site)) == ["boxes_rules.js", "go_rules.js", "index.html",
+                                      "network.onnx", "ort", "puct.js", "settings.json",
+                                      "standalone.js"]
+  moves, you, engine, text, clicks = _play_by_clicks(site, "rect.line.free")
   # Every line drawn once, each legal by the Python rules, the engine's and ours alike.
   cfg = db.DotsConfig(2, 3)
   assert sorted(moves) == list(range(cfg.num_lines)) and 0 < clicks < len(moves)
@@ -105,10 +117,34 @@ def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpo
   assert want in text
 
 
+def test_the_page_plays_go_too(tmp_path, onnxruntime_web):
+  """A 5x5 Go network on the 17 planes: stones by clicks, then passes until the game ends; the
+  moves legal by agz_jax.go and the page's areas (komi to white) the Tromp-Taylor count."""
+  config = cpu_9x9.get_config()
+  config.game.size, config.game.max_moves = 5, 30
+  checkpoint = helpers.make_checkpoint(tmp_path / "go", size=5, config=config, seed=2)
+  site = tmp_path / "site"
+  assert standalone.main(["--checkpoint", checkpoint, "--out", str(site), "--simulations", "8",
+                          "--onnxruntime-web", onnxruntime_web]) == 0
+  moves, you, engine, text, clicks = _play_by_clicks(site, "circle.point.free", pass_after=6)
+  cfg = go.GoConfig(size=5, komi=config.game.komi, max_moves=30)
+  state = go.init(cfg)
+  for action in moves:
+    assert go.illegal_reason(cfg, state, action) is None, (action, moves)
+    state = go.step(cfg, state, action)
+  assert bool(state.terminated) and clicks >= 7 and cfg.pass_action in moves
+  owner = np.asarray(go.ownership(cfg, state))
+  assert (you, engine) == (float((owner == go.BLACK).sum()),
+                           float((owner == go.WHITE).sum()) + cfg.komi)
+  want = "you won" if you > engine else "the engine won" if engine > you else "a draw"
+  assert want in text
+
+
 def test_bad_input_is_refused_in_one_line(tmp_path, dots_checkpoint, capsys):
-  go_checkpoint = helpers.make_checkpoint(tmp_path / "go", config=cpu_9x9.get_config())
+  go_checkpoint = helpers.make_checkpoint(tmp_path / "go", config=cpu_9x9.get_config(),
+                                          encoding="katago_noladders")
   cases = [
-      (["--checkpoint", go_checkpoint], "holds a go network; the page plays Dots and Boxes"),
+      (["--checkpoint", go_checkpoint], "reads katago_noladders planes; the page computes"),
       (["--checkpoint", dots_checkpoint, "--onnxruntime-web", str(tmp_path / "none.tgz")],
        "none.tgz: no such file"),
       (["--checkpoint", str(tmp_path / "missing")], "missing' does not exist"),

@@ -1,14 +1,18 @@
-"""Write a page that plays Dots and Boxes in the browser alone: no server computes a move.
+"""Write a page that plays in the browser alone: no server computes a move.
 
   python -m agz_jax.web.standalone --checkpoint workdir/dots_3x3 --out site
+  python -m agz_jax.web.standalone --pretrained zero-9x9 --out go-site
   python -m http.server --directory site 8000      # or any static host; then open the page
 
-The folder holds the page (index.html, standalone.js), the game's rules and the players'
-PUCT search in JavaScript (boxes_rules.js, puct.js), the network as ONNX (network.onnx,
-agz_jax.onnx_export), settings.json (the board, the simulations per move and the search
-settings of the network's training run) and ONNX Runtime Web (ort/), taken from the npm
-registry when the folder is written (`npm pack`; or --onnxruntime-web FILE.tgz, the package
-as npm packs it), so that the page fetches nothing from elsewhere when it runs.
+Dots and Boxes networks, and Go networks on AlphaGo Zero's 17 planes (the page computes no
+other Go planes). The folder holds the page (index.html, standalone.js), the games' rules,
+planes and the players' PUCT search in JavaScript (boxes_rules.js, go_rules.js, puct.js), the
+network as ONNX (network.onnx, agz_jax.onnx_export), settings.json (the game and its board, the
+simulations per move and the search settings of the network's training run) and ONNX Runtime
+Web (ort/), taken from the npm registry when the folder is written (`npm pack`; or
+--onnxruntime-web FILE.tgz, the package as npm packs it), so that the page fetches nothing
+from elsewhere when it runs. The page's engine plays its search's move: the GTP engine's
+endgame rules (dame, resignation) are not in it.
 """
 
 import argparse
@@ -27,7 +31,8 @@ ORT_WEB = "onnxruntime-web@1.31.1"
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 PAGE_FILES = {"standalone.html": "index.html", "standalone.js": "standalone.js",
-              "boxes_rules.js": "boxes_rules.js", "puct.js": "puct.js"}
+              "boxes_rules.js": "boxes_rules.js", "go_rules.js": "go_rules.js",
+              "puct.js": "puct.js"}
 
 
 class ExportError(ValueError):
@@ -35,15 +40,27 @@ class ExportError(ValueError):
 
 
 def _network(spec: str):
-  from agz_jax import dots_and_boxes, players  # pylint: disable=import-outside-toplevel
+  from agz_jax import dots_and_boxes, go, players  # pylint: disable=import-outside-toplevel
   network = players.Network.from_checkpoint(spec)
-  if network.game.module is not dots_and_boxes:
+  if network.game.module not in (dots_and_boxes, go):
     raise ExportError(f"{spec} holds a {network.game.module.__name__.split('.')[-1]} network; the "
-                      "page plays Dots and Boxes networks (train configs/dots_and_boxes_cpu.py)")
+                      "page plays Dots and Boxes and Go networks")
   if network.config.model.kind != "resnet" or not network.has_value:
     raise ExportError(f"{spec} holds a {network.config.model.kind} network; the page searches "
                       "with AlphaZero's dual network (a policy and a value)")
+  if network.game.module is go and (network.encoding, network.game.cfg.history) != ("agz17", 8):
+    raise ExportError(f"{spec} reads {network.encoding} planes; the page computes AlphaGo Zero's "
+                      "17 planes (agz17) for Go, so export a network trained on them")
   return network
+
+
+def _game_settings(network) -> dict:
+  """What settings.json says of the game."""
+  from agz_jax import go  # pylint: disable=import-outside-toplevel
+  cfg = network.game.cfg
+  if network.game.module is go:
+    return {"game": "go", "size": cfg.size, "komi": cfg.komi, "maxMoves": cfg.max_moves}
+  return {"game": "dots_and_boxes", "rows": cfg.rows, "cols": cfg.cols}
 
 
 def copy_onnxruntime_web(tarball: str | None, into: str) -> None:
@@ -94,7 +111,6 @@ def write_page(spec: str, out: str, *, simulations: int = 64,
   if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
     raise ExportError(f"{out} exists and is not an empty folder: give a new --out")
   network = _network(spec)
-  cfg = network.game.cfg
   planes_shape = network.game.planes_shape(network.encoding)
   model = onnx_export.resnet_to_onnx(network.config.model, network.variables, planes_shape,
                                      network.game.num_actions)
@@ -105,7 +121,7 @@ def write_page(spec: str, out: str, *, simulations: int = 64,
     copy_onnxruntime_web(onnxruntime_web, os.path.join(out, "ort"))
     with open(os.path.join(out, "network.onnx"), "wb") as f:
       f.write(model.SerializeToString())
-    page = {"rows": cfg.rows, "cols": cfg.cols, "simulations": simulations,
+    page = {**_game_settings(network), "simulations": simulations,
             "network": network.name, "encoding": network.encoding,
             "search": {"pbCInit": settings.pb_c_init, "pbCBase": settings.pb_c_base,
                        "qTransform": settings.q_transform, "firstPlay": settings.first_play,
@@ -124,7 +140,8 @@ def main(argv=None) -> int:
   parser = argparse.ArgumentParser(prog="python -m agz_jax.web.standalone",
                                    description=__doc__.splitlines()[0])
   who = parser.add_mutually_exclusive_group(required=True)
-  who.add_argument("--checkpoint", help="a Dots and Boxes training workdir or checkpoint")
+  who.add_argument("--checkpoint", help="a training workdir or checkpoint (Dots and Boxes, or "
+                   "Go on 17 planes)")
   who.add_argument("--pretrained", help="a network shipped in the repository's pretrained/")
   parser.add_argument("--out", required=True, help="the new folder")
   parser.add_argument("--simulations", type=int, default=64, help="the engine's search per move")
