@@ -139,6 +139,25 @@ def test_no_own_eye_is_filled_while_another_candidate_fills_none():
   assert choose(_Proposer("C3", "A1"), state, resign_threshold=0.0) == go.gtp_to_action(CFG, "C3")
 
 
+def test_without_the_endgame_rules_the_engine_plays_as_before_them():
+  """endgame=False (--no-endgame-rules): a pass that leaves dame stands, an own eye may be
+  filled, the win rate alone resigns; a pass while behind is still replaced."""
+  cfg, state = _walls(komi=-3.5)                           # ahead, column E neutral
+  assert choose(_Proposer("pass"), state, cfg, resign_threshold=0.0,
+                endgame=False) == cfg.pass_action
+  eye = go.init(CFG, black=[go.gtp_to_action(CFG, v) for v in ("B1", "A2", "B2")],
+                white=[go.gtp_to_action(CFG, v) for v in ("H8", "H7", "H6")])
+  assert choose(_Proposer("A1", "C3"), eye, resign_threshold=0.0,
+                endgame=False) == go.gtp_to_action(CFG, "A1")
+  ahead = go.init(CFG, black=[go.gtp_to_action(CFG, "E5")]).replace(move_count=np.int32(40))
+  assert choose(_Proposer("D4", value=-0.95), ahead, endgame=False) is None
+  assert choose(_Proposer("D4", value=-0.95), ahead) == go.gtp_to_action(CFG, "D4")
+  assert choose(_Proposer("pass", "E5"), go.init(CFG), resign_threshold=0.0,
+                endgame=False) == 40                       # behind on komi: no pass
+  engine = gtp.Engine(_Proposer("pass"), komi=-3.5, resign_threshold=0.0, endgame=False)
+  assert engine.settings.endgame is False
+
+
 # -- resign -----------------------------------------------------------------------------------
 
 def test_resign_below_the_threshold_only_after_the_minimum_moves():

@@ -25,6 +25,10 @@ def main(argv=None):
   parser.add_argument("--policy-only", action="store_true", help="the network's move, no search")
   parser.add_argument("--resign-threshold", type=float, default=players.RESIGN_THRESHOLD,
                       help="win rate; 0 never resigns")
+  parser.add_argument("--no-endgame-rules", action="store_true",
+                      help="play without the engine's endgame rules (neutral points filled "
+                           "before a pass, no own eye filled, resignation only where the count "
+                           "agrees), as the engine did before them")
   parser.add_argument("--komi", type=float, default=players.KOMI)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--algorithm", choices=("gumbel", "puct"), default=None,
@@ -69,7 +73,7 @@ def main(argv=None):
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations
   engine = Engine(player, komi=args.komi, simulations=sims, seconds_per_move=args.seconds_per_move,
-                  resign_threshold=args.resign_threshold,
+                  resign_threshold=args.resign_threshold, endgame=not args.no_endgame_rules,
                   log=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
   serve(engine)
 

@@ -31,20 +31,21 @@ class Engine:
       controller's time_left says so).
     resign_threshold: resign when the searched win rate falls below this.
     resign_min_moves: never resign before this many moves.
+    endgame: the engine's endgame rules (players.EngineSettings.endgame).
     log: called with a line on each genmove's search (players.search_line), or None.
   """
 
   def __init__(self, player: players.Player, *, komi: float = players.KOMI, simulations: int | None = None,
                seconds_per_move: float | None = None,
                resign_threshold: float = players.RESIGN_THRESHOLD,
-               resign_min_moves: int | None = None, log=None):
+               resign_min_moves: int | None = None, endgame: bool = True, log=None):
     self.player = player
     self.log = log
     self.size = player.sizes[0] if player.sizes else 19
     self.komi = komi
     self.settings = players.EngineSettings(
         simulations=simulations, seconds_per_move=seconds_per_move,
-        resign_threshold=resign_threshold, resign_min_moves=resign_min_moves)
+        resign_threshold=resign_threshold, resign_min_moves=resign_min_moves, endgame=endgame)
     self.time_left = {}
     self._analysis_request = (1.0, None)
     self.last_search = None  # the last genmove's search (player.analyse's dict); None if none

@@ -13,6 +13,9 @@ The player proposes (its search or policy); these rules decide what is played:
 - Never fill one of our own eyes while another candidate fills none.
 - Resign when the win rate is below the threshold and the Tromp-Taylor count of
   the board agrees that we are behind, but not in the first moves.
+- With `endgame` off (to measure what the two rules above buy) the engine plays as it did
+  before them: only a pass while behind is replaced (by the best candidate that fills none of
+  its own eyes), and the win rate alone decides resignation.
 - Spend the seconds per move or a share of the time left: the player is given
   the seconds and spends them by its own clock.
 """
@@ -44,12 +47,15 @@ class EngineSettings:
     seconds_per_move: when set, each move's search spends this long (or less: `seconds`).
     resign_threshold: resign when the searched win rate falls below this; 0 never resigns.
     resign_min_moves: never resign before this many moves (None: half the points).
+    endgame: the endgame rules (dame filled before a pass, no own eye filled while another
+      candidate fills none, resignation only where the count agrees); False plays without.
   """
 
   simulations: int | None = None
   seconds_per_move: float | None = None
   resign_threshold: float = RESIGN_THRESHOLD
   resign_min_moves: int | None = None
+  endgame: bool = True
 
   def seconds(self, cfg: go.GoConfig, state: go.GoState,
               time_left: float | None = None) -> float | None:
@@ -92,8 +98,10 @@ def choose_move(settings: EngineSettings, player: Player, cfg: go.GoConfig, stat
     min_moves = cfg.num_points // 2
   behind = colour * go.host_score(cfg, state) < 0
   if (win_rate(out["value"]) < settings.resign_threshold and int(state.move_count) >= min_moves
-      and behind):
+      and (behind or not settings.endgame)):
     return None
+  if not settings.endgame:
+    return _not_a_losing_pass(cfg, state, out, behind)
   return _settled(cfg, state, out, opponent_passed)
 
 
@@ -130,6 +138,20 @@ def _settled(cfg: go.GoConfig, state: go.GoState, out: Analysis, opponent_passed
   if dame is not None:
     return dame
   return cfg.pass_action if action == cfg.pass_action or not behind else action
+
+
+def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: Analysis, behind: bool) -> int:
+  """Without the endgame rules: the chosen action, unless it is a pass while the count is
+  against the mover; then the most visited (or most likely) candidate that fills none of its
+  own eyes, if any."""
+  action = out["action"]
+  if action != cfg.pass_action or not behind:
+    return action
+  allowed = sensible(cfg, state)
+  for candidate in out["candidates"]:
+    if candidate["action"] != cfg.pass_action and allowed[candidate["action"]]:
+      return candidate["action"]
+  return action
 
 
 def dame_to_fill(cfg: go.GoConfig, state: go.GoState, prefer=()) -> int | None:
