@@ -82,7 +82,7 @@ def main(argv):
   if not flags.FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
     logging.set_verbosity(logging.WARNING)
   # Imported here so that multi-host start-up happens before JAX touches devices.
-  from agz_jax import checkpoint, parallel, paths, training  # pylint: disable=import-outside-toplevel
+  from agz_jax import checkpoint, game, parallel, paths, training  # pylint: disable=import-outside-toplevel
   config = _CONFIG.value
   try:
     paths.path(_WORKDIR.value)
@@ -91,6 +91,12 @@ def main(argv):
   if config.task not in training.TASKS:
     sys.exit(f"launch: config.task must be one of {', '.join(training.TASKS)}, "
              f"got {config.task!r}")
+  try:  # the game and the network's planes, before any device is touched
+    the_game = game.make(config.game)
+    if "encoding" in config.model:
+      the_game.module.check_encoding(the_game.cfg, config.model.encoding)
+  except ValueError as e:
+    sys.exit(f"launch: {e} (config.game, config.model.encoding)")
   parallel.use_cpu_devices(config.mesh.cpu_devices)
   parallel.initialize_distributed(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
   try:

@@ -172,6 +172,9 @@ def test_checkpoint_of_another_network_stops_the_run(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--config.train.bach_size=3"], "unknown config key 'train.bach_size'"),
     (["--config.train.batch_size=abc"], "batch_size"),
+    (["--config.model.encoding=agz18"], "launch: encoding must be one of agz17, alphago48"),
+    (["--config.model.encoding=alphago48", "--config.game.history=2"],
+     "launch: encoding 'alphago48' needs game.history >= 8"),
 ])
 def test_bad_overrides_fail_at_once_with_one_clear_line(tmp_path, args, message):
   proc = subprocess.run(launch_cmd(tmp_path, 1, *args), cwd=REPO, capture_output=True, text=True,
