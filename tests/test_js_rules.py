@@ -118,6 +118,32 @@ def test_js_rules_reject_illegal_lines(node):
   assert over == "illegal line 0: the game is over"
 
 
+def _js_planes(node, rules_js, new_game: str, planes: str, cases: list[dict]):
+  """(positions compared, largest difference) of the planes that `rules_js`'s function `planes`
+  gives after each move of each case ({moves, planes: one row per move, ...}), the game started
+  by the JavaScript expression `new_game` (of the case `c`), against the cases' planes."""
+  script = f"""
+    import {{newGame, play, {planes}}} from {json.dumps(rules_js.as_uri())};
+    import {{readFileSync}} from "node:fs";
+    const cases = JSON.parse(readFileSync(0, "utf8"));
+    let worst = 0, count = 0;
+    for (const c of cases) {{
+      let state = {new_game};
+      c.moves.forEach((action, move) => {{
+        state = play(state, action);
+        const got = {planes}(state);
+        if (got.length !== c.planes[move].length) throw new Error("planes of the wrong size");
+        got.forEach((x, i) => {{ worst = Math.max(worst, Math.abs(x - c.planes[move][i])); }});
+        count += 1;
+      }});
+    }}
+    console.log(JSON.stringify([count, worst]));
+  """
+  done = _node(node, ["--input-type=module", "-e", script], json.dumps(cases))
+  assert done.returncode == 0, done.stderr
+  return json.loads(done.stdout)
+
+
 def test_js_planes_agree_with_jax(node):
   """The network's input planes in JavaScript (boxes_rules.planes) are agz_jax.dots_and_boxes's,
   after every move of random games on two boards."""
@@ -134,26 +160,7 @@ def test_js_planes_agree_with_jax(node):
       stacked = jax.tree.map(lambda *x: np.stack(x), *states)
       cases.append({"rows": rows, "cols": cols, "moves": game["moves"],
                     "planes": np.asarray(features(stacked)).reshape(len(states), -1).tolist()})
-  script = f"""
-    import {{newGame, play, planes}} from {json.dumps(RULES_JS.as_uri())};
-    import {{readFileSync}} from "node:fs";
-    const cases = JSON.parse(readFileSync(0, "utf8"));
-    let worst = 0, count = 0;
-    for (const c of cases) {{
-      let state = newGame(c.rows, c.cols);
-      c.moves.forEach((line, move) => {{
-        state = play(state, line);
-        const got = planes(state);
-        if (got.length !== c.planes[move].length) throw new Error("planes of the wrong size");
-        got.forEach((x, i) => {{ worst = Math.max(worst, Math.abs(x - c.planes[move][i])); }});
-        count += 1;
-      }});
-    }}
-    console.log(JSON.stringify([count, worst]));
-  """
-  done = _node(node, ["--input-type=module", "-e", script], json.dumps(cases))
-  assert done.returncode == 0, done.stderr
-  count, worst = json.loads(done.stdout)
+  count, worst = _js_planes(node, RULES_JS, "newGame(c.rows, c.cols)", "planes", cases)
   assert count == sum(len(c["moves"]) for c in cases) and worst < 1e-6
 
 
@@ -293,24 +300,5 @@ def test_js_go_planes_agree_with_jax(node):
     stacked = jax.tree.map(lambda *x: np.stack(x), *states)
     cases.append({"moves": game["moves"],
                   "planes": np.asarray(features(stacked)).reshape(len(states), -1).tolist()})
-  script = f"""
-    import {{newGame, play, agzPlanes}} from {json.dumps(GO_RULES_JS.as_uri())};
-    import {{readFileSync}} from "node:fs";
-    const cases = JSON.parse(readFileSync(0, "utf8"));
-    let worst = 0, count = 0;
-    for (const c of cases) {{
-      let state = newGame(5, 0.5, 40);
-      c.moves.forEach((action, move) => {{
-        state = play(state, action);
-        const got = agzPlanes(state);
-        if (got.length !== c.planes[move].length) throw new Error("planes of the wrong size");
-        got.forEach((x, i) => {{ worst = Math.max(worst, Math.abs(x - c.planes[move][i])); }});
-        count += 1;
-      }});
-    }}
-    console.log(JSON.stringify([count, worst]));
-  """
-  done = _node(node, ["--input-type=module", "-e", script], json.dumps(cases))
-  assert done.returncode == 0, done.stderr
-  count, worst = json.loads(done.stdout)
+  count, worst = _js_planes(node, GO_RULES_JS, "newGame(5, 0.5, 40)", "agzPlanes", cases)
   assert count == sum(len(c["moves"]) for c in cases) > 40 and worst == 0
