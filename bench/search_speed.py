@@ -1,13 +1,17 @@
 """Root visits of a search under a clock: one tree on one CPU device against one tree per
-core, measured in the same run (each in its own process: a process's device count is fixed).
+core, or against one tree whose leaves are evaluated several at a time (search.leaf_batch),
+measured in the same run (each setting in its own process: a process's device count is fixed).
 
 From the empty board, each search's move played before the next one, the player of
 `--player` (default: the shipped AlphaGo bundle; a network searches with PUCT, the search
 that runs under a clock) at the budgets of `--budgets`; prints each setting's time taken and
-root visits per budget and the ratio of the two settings' root visits.
+root visits per budget and the ratio of its root visits to the first setting's.
 
-  python bench/search_speed.py                              # 1 against 2 devices
-  python bench/search_speed.py --devices 1 2 --budgets 2 2 1 0.5
+A setting is DEVICESxLEAVES: 1x1 one tree, one leaf at a time (mctx's search); 2x1 a tree
+on each of 2 CPU devices; 1x8 one tree, 8 leaves a step under a virtual loss.
+
+  python bench/search_speed.py                              # 1x1 against 2x1
+  python bench/search_speed.py --settings 1x1 2x1 1x4 1x8 --budgets 2 2 1 0.5
   python bench/search_speed.py --player pretrained/human-19x19
   python bench/search_speed.py --player pretrained/zero-9x9 --size 9
 """
@@ -24,7 +28,7 @@ from agz_jax import parallel
 parallel.use_cpu_devices(int(sys.argv[1]))
 from agz_jax import go, players
 spec, budgets = sys.argv[2], [float(b) for b in sys.argv[3].split(",")]
-player = players.load_player(spec, simulations=1, algorithm="puct")
+player = players.load_player(spec, simulations=1, algorithm="puct", leaves=int(sys.argv[5]))
 if not player.timed_search:
   sys.exit(f"{spec} does not search under a clock: give an AlphaGo player or a network with a "
            "value output")
@@ -40,16 +44,28 @@ print(json.dumps({"compiled": compiled, "rows": rows, "trees": player.trees}))
 """
 
 
-def measure(devices: int, spec: str, budgets: list[float], size: int) -> dict:
+def measure(setting: str, spec: str, budgets: list[float], size: int) -> dict:
+  devices, leaves = _setting(setting)
   env = dict(os.environ)
   env.pop("XLA_FLAGS", None)  # the child sets its own device count
   proc = subprocess.run([sys.executable, "-c", CHILD, str(devices), spec,
-                         ",".join(str(b) for b in budgets), str(size)], capture_output=True,
-                        text=True,
-                        env=env, check=False)
+                         ",".join(str(b) for b in budgets), str(size), str(leaves)],
+                        capture_output=True, text=True, env=env, check=False)
   if proc.returncode:
-    sys.exit(f"search_speed: the {devices}-device run failed:\n{proc.stderr[-2000:]}")
+    sys.exit(f"search_speed: the {setting} run failed:\n{proc.stderr[-2000:]}")
   return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _setting(text: str) -> tuple[int, int]:
+  devices, _, leaves = text.partition("x")
+  try:
+    out = int(devices), int(leaves or 1)
+  except ValueError:
+    out = (0, 0)
+  if min(out) < 1:
+    sys.exit(f"search_speed: setting {text!r} is not DEVICESxLEAVES with both at least 1 "
+             f"(e.g. 1x1, 2x1, 1x8)")
+  return out
 
 
 def main():
@@ -58,24 +74,33 @@ def main():
                       help="an AlphaGo bundle or spec, or a network with a value output "
                            "(default: pretrained/alphago-19x19)")
   parser.add_argument("--size", type=int, default=19, help="the board (default 19)")
-  parser.add_argument("--devices", type=int, nargs=2, default=(1, 2), metavar=("A", "B"))
+  parser.add_argument("--settings", nargs="+", default=("1x1", "2x1"), metavar="DEVICESxLEAVES",
+                      help="the first is the peer of the ratios (default: 1x1 2x1)")
   parser.add_argument("--budgets", type=float, nargs="+", default=(2.0, 2.0, 2.0, 1.0, 0.5))
   args = parser.parse_args()
+  for setting in args.settings:
+    _setting(setting)
   spec = args.player
   if spec is None:
     from agz_jax import players  # pylint: disable=import-outside-toplevel
     spec = players.pretrained_path("alphago-19x19")
-  a, b = (measure(n, spec, list(args.budgets), args.size) for n in args.devices)
-  print(f"| budget | {args.devices[0]} device(s), {a['trees']} tree(s): took / root visits | "
-        f"{args.devices[1]} device(s), {b['trees']} tree(s): took / root visits | ratio |")
-  print("|---|---|---|---|")
-  print(f"| compiling | {a['compiled']:.1f} s | {b['compiled']:.1f} s | |")
-  for (budget, ta, va), (_, tb, vb) in zip(a["rows"], b["rows"]):
-    print(f"| {budget:g} s | {ta:.2f} s / {va} | {tb:.2f} s / {vb} | {vb / max(va, 1):.2f}x |")
-  total_a = sum(r[2] for r in a["rows"])
-  total_b = sum(r[2] for r in b["rows"])
-  print(f"root visits, all budgets: {total_b / max(total_a, 1):.2f}x with "
-        f"{args.devices[1]} devices against {args.devices[0]}")
+  runs = []
+  for setting in args.settings:
+    runs.append(measure(setting, spec, list(args.budgets), args.size))
+    print(f"{setting}: done", file=sys.stderr, flush=True)
+  names = [f"{s} ({r['trees']} tree{'s' if r['trees'] > 1 else ''})"
+           for s, r in zip(args.settings, runs)]
+  print("| budget | " + " | ".join(f"{n}: took / root visits" for n in names) + " |")
+  print("|---|" + "---|" * len(runs))
+  print("| compiling | " + " | ".join(f"{r['compiled']:.1f} s" for r in runs) + " |")
+  for i, budget in enumerate(args.budgets):
+    peer = max(runs[0]["rows"][i][2], 1)
+    print(f"| {budget:g} s | " + " | ".join(
+        f"{r['rows'][i][1]:.2f} s / {r['rows'][i][2]}"
+        + (f" ({r['rows'][i][2] / peer:.2f}x)" if k else "") for k, r in enumerate(runs)) + " |")
+  total = [sum(row[2] for row in r["rows"]) for r in runs]
+  print("root visits, all budgets, against " + args.settings[0] + ": " + ", ".join(
+      f"{s} {t / max(total[0], 1):.2f}x" for s, t in zip(args.settings[1:], total[1:])))
 
 
 if __name__ == "__main__":

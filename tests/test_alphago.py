@@ -408,15 +408,16 @@ def test_a_full_tree_ends_the_search(bundle):
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_uniform_prior_player_from_a_spec_plays_any_size_with_a_tree_on_each_cpu_device(bundle):
-  # One GTP process for both: a player given by a spec, on a board of another size than the
-  # rollout policy saw, and the engine splitting the CPU into 2 devices, each with a tree.
+  # One GTP process for all three: a player given by a spec, on a board of another size than
+  # the rollout policy saw, and the engine splitting the CPU into 2 devices, each with a tree
+  # whose leaves are evaluated 2 at a time (search.leaf_batch).
   rollout = os.path.join(bundle, "rollout")
   replies = helpers.gtp_on_cpu_devices(
-      ["--player", f"alphago:rollout={rollout},prior=uniform,max_rollout_moves=40,tree_nodes=128",
-       "--simulations", "4"], 2,
+      ["--player", f"alphago:rollout={rollout},prior=uniform,max_rollout_moves=40,tree_nodes=128,"
+       "leaves=2", "--simulations", "4"], 2,
       "version\nboardsize 7\nclear_board\ngenmove b\ngenmove w\nversion\nquit\n")
   assert len(replies) == 7 and all(r.startswith("=") for r in replies), replies
-  assert replies[0].endswith("-trees2)") and "alphago-uniform" in replies[5], replies
+  assert replies[0].endswith("-trees2-leaves2)") and "alphago-uniform" in replies[5], replies
 
 
 def test_merged_trees_sum_visits_and_weigh_values_by_them():
@@ -441,6 +442,7 @@ def test_merged_trees_sum_visits_and_weigh_values_by_them():
     ("alphago:rollout=x,rollouts_per_leaf=many", "rollouts_per_leaf must be an integer"),
     ("alphago:rollout", "is not key=value"),
     ("alphago:rollout=x,tree_nodes=1", "tree_nodes must be at least 2"),
+    ("alphago:rollout=x,leaves=some", "leaves must be an integer"),
 ])
 def test_bad_specs_get_one_clear_line(spec, message):
   proc = subprocess.run([sys.executable, "-m", "agz_jax.gtp", "--player", spec], input="quit\n",

@@ -348,6 +348,31 @@ def test_a_puct_search_player_grows_a_tree_per_device_or_as_many_as_asked(tmp_pa
 
 
 @pytest.mark.slow
+def test_a_puct_search_player_evaluates_several_leaves_of_a_tree_at_once(tmp_path):
+  """search.leaf_batch under a player: a step of 4 leaves of one tree;
+  the counts as asked, or fewer where a step chose a leaf twice (kept once)."""
+  path = helpers.make_checkpoint(tmp_path)
+  network = players.Network.from_checkpoint(path)
+  cfg = go.GoConfig(size=9, komi=7.5, **network.planes)
+  batched = players.SearchPlayer(network, simulations=10, algorithm="puct", considered_actions=16,
+                                 tree_nodes=48, trees=1, leaves=4)
+  assert batched.name == "agz_jax-1x8-leaves4"
+  out = batched.analyse(cfg, go.init(cfg))
+  visits = [c["visits"] for c in out["candidates"]]
+  assert 6 <= sum(visits) <= 10 and len(visits) >= 3  # the virtual loss spread them
+  timed = batched.analyse(cfg, go.play(cfg, [out["action"]]), seconds=0.5)
+  assert sum(c["visits"] for c in timed["candidates"]) > 0
+  with pytest.raises(ValueError, match="a setting of the PUCT search"):
+    players.SearchPlayer(network, simulations=4, algorithm="gumbel", considered_actions=16,
+                         leaves=4)
+  with pytest.raises(ValueError, match="at least one leaf"):
+    players.SearchPlayer(network, simulations=4, algorithm="puct", considered_actions=16,
+                         leaves=0)
+  with pytest.raises(ValueError, match=r"search settings \(leaves\) are for a player"):
+    players.load_player(path, policy_only=True, leaves=8)
+
+
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_the_gtp_engine_searches_a_tree_on_each_cpu_device(tmp_path):
   replies = helpers.gtp_on_cpu_devices(

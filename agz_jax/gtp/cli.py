@@ -49,6 +49,10 @@ def main(argv=None):
   parser.add_argument("--c-puct", type=float, default=None,
                       help="PUCT search: the exploration constant (pb_c_init); default: the "
                            "network's")
+  parser.add_argument("--leaves", type=int, default=None,
+                      help="PUCT and AlphaGo search: leaves of each tree evaluated together, "
+                           "chosen under a virtual loss (default 1, or an AlphaGo bundle's; on "
+                           "a GPU or TPU 8-16 keeps the device busy)")
   parser.add_argument("--considered-actions", type=int, default=players.CONSIDERED_ACTIONS,
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
@@ -68,7 +72,7 @@ def main(argv=None):
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
                          considered_actions=args.considered_actions,
                          q_transform=args.q_transform,
-                         search_settings=_search_settings(args))
+                         search_settings=_search_settings(args), leaves=args.leaves)
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations

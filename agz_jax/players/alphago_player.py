@@ -19,7 +19,9 @@ alone valuing the leaves before it (0, the default: everywhere); "tree_nodes" is
 size of the search tree, the same for every move of a game (one compiled search
 serves them all); "trees" searches that many trees of the position at once (root
 parallelism), spread over the devices (0: one per device; on a CPU, run the engine
-with one device per core). On a command line the same keys can be written as a spec:
+with one device per core); "leaves" evaluates that many leaves of each tree together,
+chosen under a virtual loss (1, the default, suits a CPU; an accelerator wants 8 or more).
+On a command line the same keys can be written as a spec:
 `alphago:prior=DIR,rollout=DIR,lambda=1`.
 """
 
@@ -40,7 +42,7 @@ MIXED = 0.5  # the paper's lambda
 SPEC_PREFIX = "alphago:"
 # Bundle keys and their defaults (lambda is `LeafSettings.mixing`).
 DEFAULTS = {"prior": "uniform", "value": "none", "lambda": None, "beta": 0.67, "rollouts_per_leaf": 8,
-            "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0,
+            "max_rollout_moves": 500, "c_puct": 5.0, "tree_nodes": 2048, "trees": 0, "leaves": 1,
             "lambda_from_move": 0}
 
 
@@ -84,7 +86,7 @@ def read_bundle(spec: str) -> dict:
   if "rollout" not in settings and out["lambda"] != 0.0:
     raise ValueError("alphago player: no rollout policy given (rollout=DIR); only lambda=0 "
                      "(the value network alone) plays without one")
-  for key in ("rollouts_per_leaf", "max_rollout_moves", "tree_nodes", "trees"):
+  for key in ("rollouts_per_leaf", "max_rollout_moves", "tree_nodes", "trees", "leaves"):
     out[key] = _number(key, out[key], int)
   if out["trees"] < 0:
     raise ValueError(f"alphago player: trees must be 0 (one per device) or more, got {out['trees']}")
@@ -165,14 +167,18 @@ class AlphaGoPlayer:
     simulations: per move.
     seed: PRNG seed of the rollouts.
     reuse_tree: start each search from the subtree of the position reached.
+    leaves: leaves of a tree evaluated together (default: the settings' "leaves").
   """
 
   planes = {"history": 8}  # the 48 planes and the patterns read the last boards
   has_value = True  # the leaves' values: rollouts' mean outcome, value network, or the mix
   timed_search = True  # analyse(..., seconds=) searches until its time is up
 
-  def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True):
+  def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True,
+               leaves: int | None = None):
     from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+    if leaves is not None:
+      settings = dict(settings, leaves=leaves)
     self.simulations = simulations
     self.reuse_tree = reuse_tree
     self.leaf = alphago.LeafSettings(
@@ -236,12 +242,14 @@ class AlphaGoPlayer:
     try:
       self._search = TimedSearch(make_evaluator, self.settings, self.variables,
                                  tree_nodes=settings["tree_nodes"], trees=settings["trees"],
-                                 reuse_tree=reuse_tree, seed=seed)
+                                 reuse_tree=reuse_tree, seed=seed, leaves=settings["leaves"])
     except ValueError as e:
       raise ValueError(f"alphago player: {e}") from None
     self.trees = self._search.trees
     if self.trees > 1:
       self.name += f"-trees{self.trees}"
+    if settings["leaves"] > 1:
+      self.name += f"-leaves{settings['leaves']}"
 
   @property
   def seconds_per_simulation(self) -> float | None:

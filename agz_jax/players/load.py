@@ -18,7 +18,7 @@ CONSIDERED_ACTIONS = 16
 def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | None = None, seed: int = 0,
                 sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
                 considered_actions: int = CONSIDERED_ACTIONS, q_transform: str | None = None,
-                search_settings: dict | None = None):
+                search_settings: dict | None = None, leaves: int | None = None):
   """A player from its description.
 
   Args:
@@ -36,6 +36,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
       default: the training run's).
     search_settings: PUCT search: other search.SearchConfig fields for play (first_play,
       fpu_reduction, pb_c_init; default: the training run's).
+    leaves: PUCT and AlphaGo search: leaves of a tree evaluated together under a virtual
+      loss (default: 1, or an AlphaGo bundle's "leaves").
 
   Returns:
     A RandomPlayer; an AlphaGoPlayer; a PolicyPlayer for an SL policy network
@@ -50,19 +52,21 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     return RandomPlayer(seed)
   if alphago_player.is_bundle(spec):
     return alphago_player.AlphaGoPlayer(alphago_player.read_bundle(spec), simulations=simulations,
-                                        seed=seed, reuse_tree=reuse_tree)
+                                        seed=seed, reuse_tree=reuse_tree, leaves=leaves)
   network = Network.from_checkpoint(spec)
   if network.config.model.kind in nets.VALUE_ONLY:
     raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
                      "positions inside an AlphaGo search, not alone")
   if policy_only or simulations <= 0 or not network.has_value:
-    if search_settings:
-      raise ValueError(f"search settings ({', '.join(sorted(search_settings))}) are for a "
-                       f"player that searches; drop them or give it simulations and a value")
+    if search_settings or (leaves or 1) > 1:
+      given = sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
+      raise ValueError(f"search settings ({', '.join(given)}) are for a player that searches; "
+                       f"drop them or give it simulations and a value")
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
                       considered_actions=considered_actions, reuse_tree=reuse_tree,
-                      q_transform=q_transform, search_settings=search_settings)
+                      q_transform=q_transform, search_settings=search_settings,
+                      leaves=leaves or 1)
 
 
 def pretrained_path(name: str) -> str:

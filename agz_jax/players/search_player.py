@@ -43,6 +43,8 @@ class SearchPlayer(NetworkPlayer):
     trees: PUCT: trees of the position searched at once, their root visits and values summed
       (root parallelism): 0 (the default) one per device, so that every device (on a CPU
       split into devices, every core) searches; a device's trees are one batch.
+    leaves: PUCT: leaves of each tree evaluated together under a virtual loss
+      (search.leaf_batch); 1, the default, suits a CPU, an accelerator wants 8 or more.
     max_simulations: Gumbel: the most simulations a search given seconds gets.
     q_transform: PUCT: how Q enters a child's score, 'siblings' or 'bounded'
       (search.SearchConfig.q_transform; default: the training run's).
@@ -59,7 +61,7 @@ class SearchPlayer(NetworkPlayer):
 
   def __init__(self, network: Network, *, simulations: int, algorithm: str | None = None,
                seed: int = 0, considered_actions: int, reuse_tree: bool = True,
-               tree_nodes: int | None = None, trees: int = 0,
+               tree_nodes: int | None = None, trees: int = 0, leaves: int = 1,
                max_simulations: int = MAX_SIMULATIONS, q_transform: str | None = None,
                search_settings: dict | None = None):
     super().__init__(network)
@@ -82,6 +84,11 @@ class SearchPlayer(NetworkPlayer):
     if trees > 1 and self.algorithm != "puct":
       raise ValueError(f"{trees} trees: only the PUCT search grows several trees of a position, "
                        f"not {self.algorithm!r}")
+    if leaves != 1 and self.algorithm != "puct":
+      raise ValueError(f"{leaves} leaves at a time: a setting of the PUCT search, not of "
+                       f"{self.algorithm!r} (Gumbel search batches its root's candidates); add "
+                       f"--algorithm puct")
+    self.leaves = leaves
     if self.algorithm == "puct":
       nodes = tree_nodes or max(TREE_NODES, 2 * simulations + 1)
       settings = network.search_config(algorithm="puct", simulations=nodes - 1,
@@ -90,12 +97,13 @@ class SearchPlayer(NetworkPlayer):
       self._timed = TimedSearch(
           EvaluatorMaker.of(_network_evaluator, model=network.model, encoding=network.encoding),
           settings, network.variables, tree_nodes=nodes, trees=trees, reuse_tree=reuse_tree,
-          seed=seed)
+          seed=seed, leaves=leaves)
       self.trees = self._timed.trees
 
   @property
   def name(self) -> str:
-    return self.network.name + (f"-trees{self.trees}" if self.trees > 1 else "")
+    return (self.network.name + (f"-trees{self.trees}" if self.trees > 1 else "")
+            + (f"-leaves{self.leaves}" if self.leaves > 1 else ""))
 
   @property
   def game(self) -> Game:

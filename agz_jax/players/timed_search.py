@@ -45,11 +45,12 @@ def _start(make_evaluator, game, settings, mesh, variables, states, key, reuse, 
       variables, (states, reuse), key)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3), donate_argnums=5)
-def _grow(make_evaluator, game, settings, mesh, variables, tree, key, simulations):
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4), donate_argnums=6)
+def _grow(make_evaluator, game, settings, mesh, leaves, variables, tree, key, simulations):
   def grow(variables, tree, key, simulations, *, first_game):
     tree = search.anytime.grow(game, make_evaluator(game), variables, tree,
-                               jax.random.fold_in(key, first_game), settings, simulations)
+                               jax.random.fold_in(key, first_game), settings, simulations,
+                               leaves=leaves)
     return tree, search.anytime.nodes_used(tree)
   return parallel.per_shard(mesh, grow, games_arg=1, out_specs=_TREES)(
       variables, tree, key, simulations)
@@ -118,6 +119,9 @@ class TimedSearch:
     settings: the search's settings (algorithm 'alphago' or 'puct').
     variables: the evaluator's variables (copied to each device that searches).
     tree_nodes: nodes of every tree, the same for every search.
+    leaves: leaves of each tree evaluated together (search.leaf_batch: selected under a
+      virtual loss), so that a device's network sees trees x leaves positions a call; 1
+      (mctx's search) suits a CPU, an accelerator wants more.
     trees: trees searched at once (0: one per device); a device's trees are one batch.
     reuse_tree: start each search from the subtrees of the previous one that hold the
       position reached.
@@ -128,13 +132,17 @@ class TimedSearch:
   """
 
   def __init__(self, make_evaluator, settings: search.SearchConfig, variables, *,
-               tree_nodes: int, trees: int, reuse_tree: bool, seed: int):
+               tree_nodes: int, trees: int, reuse_tree: bool, seed: int, leaves: int = 1):
+    if not isinstance(leaves, int) or leaves < 1:
+      raise ValueError(f"leaves: a search evaluates at least one leaf of a tree at a time, "
+                       f"got {leaves!r}")
     devices = jax.local_devices()
     self.trees = trees or len(devices)
     used_devices = min(self.trees, len(devices))
     if self.trees % used_devices:
       raise ValueError(f"{self.trees} trees do not split evenly over {used_devices} devices")
     self.tree_nodes = tree_nodes
+    self.leaves = leaves
     self.reuse_tree = reuse_tree
     self.seconds_per_simulation = None  # of the last warm step of a search
     self._make_evaluator = make_evaluator
@@ -181,7 +189,7 @@ class TimedSearch:
           if fits < 1 and grown:
             break
           step = max(1, min(fits, int(STEP_SECONDS / self.seconds_per_simulation)))
-        step = min(step, self.tree_nodes - used)
+        step = min(-(-step // self.leaves) * self.leaves, self.tree_nodes - used)  # whole steps
         trees, used = self._grow(game, trees, step, used)
         grown += step
         if time.perf_counter() >= deadline:
@@ -228,7 +236,7 @@ class TimedSearch:
     began = time.perf_counter()
     self._key, key = jax.random.split(self._key)
     trees, used_now = _grow(self._make_evaluator, game, self._settings, self._mesh,
-                            self._variables, trees, key, np.int32(simulations))
+                            self.leaves, self._variables, trees, key, np.int32(simulations))
     used_now = _fewest_used(used_now, self._trees_per_device)  # waits for the search
     if game in self._compiled and used_now > used:
       self.seconds_per_simulation = (time.perf_counter() - began) / (used_now - used)

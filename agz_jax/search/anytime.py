@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import mctx
 
 from agz_jax.game import Game
+from agz_jax.search import leaf_batch
 from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
@@ -99,14 +100,22 @@ def start(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Arra
 
 
 def grow(game: Game, evaluator: Evaluator, variables, tree: mctx.Tree, rng_key: jax.Array,
-         search: SearchConfig, simulations: jax.Array) -> mctx.Tree:
+         search: SearchConfig, simulations: jax.Array, *, leaves: int = 1) -> mctx.Tree:
   """`tree` with `simulations` more simulations, or as many as its free nodes take. Consumes
   `rng_key`.
 
   Args:
     tree: a tree of `start` or `grow`.
     simulations: [] int, traced: any count runs in the same compiled program.
+    leaves: leaves evaluated together per tree (static): 1 runs mctx's search, one leaf per
+      simulation; more select them under a virtual loss (search.leaf_batch), one evaluation
+      of every tree's leaves at a time, as an accelerator wants it.
   """
+  if leaves > 1:
+    root_select, interior_select = _selection(search)
+    return leaf_batch.grow(game, evaluator, variables, tree, rng_key, root_select,
+                           interior_select, simulations, leaves=leaves,
+                           min_pass_moves=search.min_pass_moves)
   num_nodes = tree.node_visits.shape[1]
   root = mctx.RootFnOutput(prior_logits=tree.children_prior_logits[:, 0],
                            value=tree.raw_values[:, 0],
