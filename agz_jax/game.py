@@ -39,7 +39,7 @@ Two more functions are optional; the auxiliary heads of AlphaZero's network
   ============================================ ==============================================
 
 A game may also name scripted players to measure networks against (Dots and
-Boxes: random, greedy): a module attribute OPPONENTS, {name: fn(cfg, states
+Boxes: random, greedy, perfect): a module attribute OPPONENTS, {name: fn(cfg, states
 [B], rng_key) -> [B] actions}; `Game.opponent(name)` binds one.
 
 A state is a pytree with at least the fields `to_play` ([] int8, +1 or -1, the

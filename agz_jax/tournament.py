@@ -175,7 +175,10 @@ def main(argv=None) -> int:
     networks = {name: Network.from_checkpoint(path) for name, path in players.items()}
     game = _same_game(networks)
     for name in args.opponent:
-      game.opponent(name)  # raises for a player the game has not
+      # Raises for a player the game has not, or one that cannot play this board (the
+      # perfect Dots and Boxes player on a board beyond its solution); solves it if it can.
+      jax.eval_shape(game.opponent(name), jax.tree.map(lambda x: jnp.asarray(x)[None],
+                                                        game.init()), jax.random.PRNGKey(0))
     if args.policy_only:
       if args.opponent:
         raise ValueError("--policy-only compares networks: drop --opponent")

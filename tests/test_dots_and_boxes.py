@@ -295,8 +295,8 @@ def test_the_random_player_draws_every_free_line():
   assert (counts[[0, 5, 7]] == 0).all()
   free = counts[np.setdiff1d(np.arange(cfg.num_lines), [0, 5, 7])]
   assert free.min() > 2000 / 9 * 0.7 and free.max() < 2000 / 9 * 1.3
-  with pytest.raises(ValueError, match=r"dots_and_boxes has no scripted player 'perfect' \(it has: random, greedy\)"):
-    game.Game(db, cfg).opponent("perfect")
+  with pytest.raises(ValueError, match=r"dots_and_boxes has no scripted player 'minimax' \(it has: random, greedy, perfect\)"):
+    game.Game(db, cfg).opponent("minimax")
 
 
 # -- the AlphaZero core on Dots and Boxes --------------------------------------------------------
@@ -338,9 +338,12 @@ def test_a_network_plays_the_scripted_players(trained, tmp_path):
   from agz_jax import tournament  # pylint: disable=import-outside-toplevel
   out = tmp_path / "m"
   assert tournament.main(["--player", f"net={trained}", "--opponent", "random", "--opponent",
-                          "greedy", "--games", "4", "--simulations", "4", "--out", str(out)]) == 0
+                          "greedy", "--opponent", "perfect", "--games", "4", "--simulations", "4",
+                          "--out", str(out)]) == 0
   lines = [json.loads(t) for t in open(out / "results.jsonl")]
   assert [(x["black"], x["white"]) for x in lines] == (
       [("net", "random")] * 2 + [("random", "net")] * 2 + [("net", "greedy")] * 2
-      + [("greedy", "net")] * 2)
+      + [("greedy", "net")] * 2 + [("net", "perfect")] * 2 + [("perfect", "net")] * 2)
   assert all(x["moves"] == 12 and (x["rows"], x["cols"]) == (2, 2) for x in lines)
+  # 2 x 2 is the first player's by 2 boxes (the solution): moving first, perfect play wins.
+  assert all(x["winner"] == "perfect" for x in lines[-2:] if x["black"] == "perfect")

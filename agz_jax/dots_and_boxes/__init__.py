@@ -5,7 +5,7 @@ legal_actions, result, num_actions, max_length, pass_action, dirichlet_alpha,
 features, planes_shape, symmetries) and its optional part (ownership, score),
 each function taking a `DotsConfig` first. A player who completes a box moves
 again: `to_play` stays, and the search's discount follows it. OPPONENTS holds
-scripted players (random, greedy) to measure a trained network against.
+scripted players (random, greedy, perfect) to measure a trained network against.
 """
 
 from agz_jax.dots_and_boxes.config import (DotsConfig, box_cells, box_sides, dirichlet_alpha,

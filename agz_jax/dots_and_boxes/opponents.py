@@ -7,6 +7,8 @@ among the lines its rule allows:
   greedy  takes a box whenever one is offered; otherwise draws a line that gives
           no box away (one that leaves no box with three sides) when there is
           one; otherwise any line
+  perfect a line of the best value by the board's exact solution (dots_and_boxes.solver:
+          boards of at most 24 lines, solved at its first use)
 """
 
 import functools
@@ -15,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from agz_jax.dots_and_boxes import solver
 from agz_jax.dots_and_boxes.config import DotsConfig, box_sides
 from agz_jax.dots_and_boxes.rules import legal_actions
 
@@ -51,4 +54,4 @@ def greedy_lines(cfg: DotsConfig, states, rng_key: jax.Array) -> jax.Array:
   return _pick(choice, rng_key)
 
 
-OPPONENTS = {"random": random_lines, "greedy": greedy_lines}
+OPPONENTS = {"random": random_lines, "greedy": greedy_lines, "perfect": solver.perfect_lines}
