@@ -161,25 +161,50 @@ def test_without_the_endgame_rules_the_engine_plays_as_before_them():
 # -- resign -----------------------------------------------------------------------------------
 
 def test_resign_below_the_threshold_only_after_the_minimum_moves():
-  losing = _Proposer("E5", value=-0.95)  # win rate 2.5%
-  states = [go.init(CFG)]
-  for vertex in ("A1", "J9", "A9", "J1"):
-    states.append(go.play(CFG, [go.gtp_to_action(CFG, vertex)], states[-1]))
-  assert choose(losing, states[3], resign_min_moves=4) == 40
-  assert choose(losing, states[4], resign_min_moves=4) is None
-  assert choose(losing, states[4], resign_min_moves=4, resign_threshold=0.0) == 40  # never
-  assert choose(_Proposer("E5", value=-0.8), states[4], resign_min_moves=4) == 40   # 10%
+  losing = _Proposer("A5", value=-0.95)  # win rate 2.5%
+  cfg, lost = _dead_white_stone(komi=10.5)  # settled: every playout loses
+  assert move_policy.playout_wins(cfg, lost) < move_policy.RESIGN_PLAYOUT_WINS
+  a5 = go.gtp_to_action(cfg, "A5")
+  at = lambda moves: lost.replace(move_count=np.int32(moves))
+  assert choose(losing, at(3), cfg, resign_min_moves=4) == a5
+  assert choose(losing, at(4), cfg, resign_min_moves=4) is None
+  assert choose(losing, at(4), cfg, resign_min_moves=4, resign_threshold=0.0) == a5  # never
+  assert choose(_Proposer("A5", value=-0.8), at(4), cfg, resign_min_moves=4) == a5   # 10%
   # By default not before half the board's points (40 moves on 9x9).
-  assert choose(losing, states[4]) == 40
-  late = go.init(CFG).replace(move_count=np.int32(40))
-  assert choose(losing, late) is None
-  # Only where the Tromp-Taylor count agrees: black owning the board plays on.
-  ahead = go.init(CFG, black=[go.gtp_to_action(CFG, "E5")]).replace(move_count=np.int32(40))
-  assert choose(_Proposer("D4", value=-0.95), ahead) == go.gtp_to_action(CFG, "D4")
+  assert choose(losing, at(39), cfg) == a5
+  assert choose(losing, at(40), cfg) is None
+
+
+def _dead_white_stone(komi):
+  """A settled board at move 60: black holds columns A-E (eyes A1, C1, A9, C9), white F-J (eyes
+  G1, J1, G9, J9), and a white stone at B5 inside black's area has one liberty, A5, where white may not
+  play (suicide): it is dead, but the board's own count takes it, and A5, from black."""
+  cfg = go.GoConfig(size=9, komi=komi, max_moves=4 * 81)
+  points = lambda columns, skip: [go.gtp_to_action(cfg, f"{c}{r}") for c in columns
+                                  for r in range(1, 10) if f"{c}{r}" not in skip]
+  black = points("ABCDE", {"A1", "C1", "A9", "C9", "A5", "B5"})
+  white = points("FGHJ", {"G1", "J1", "G9", "J9"}) + [go.gtp_to_action(cfg, "B5")]
+  return cfg, go.init(cfg, black=black, white=white).replace(move_count=np.int32(60))
+
+
+def test_a_dead_stone_counted_as_alive_does_not_make_the_engine_resign():
+  # Black is 1.5 behind by the board's count, 1.5 ahead once B5 is taken; every playout takes
+  # it. A win rate of 2.5% and the board's count agreed on resigning such games; playouts do not.
+  cfg, state = _dead_white_stone(komi=7.5)
+  assert go.host_score(cfg, state) == -1.5
+  assert move_policy.playout_wins(cfg, state) == 1.0
+  a5 = go.gtp_to_action(cfg, "A5")
+  assert choose(_Proposer("A5", value=-0.95), state, cfg) == a5
+  assert go.host_score(cfg, go.step(cfg, state, a5)) == 1.5
+  # Three points more komi and the same position is lost: the engine resigns.
+  cfg, state = _dead_white_stone(komi=10.5)
+  assert move_policy.playout_wins(cfg, state) == 0.0
+  assert choose(_Proposer("A5", value=-0.95), state, cfg) is None
 
 
 def test_engine_resigns_through_gtp():
-  engine = gtp.Engine(_Proposer("E5", value=-0.95), resign_min_moves=1)
+  # White gives black 100 points of komi: every playout is lost, and the count agrees.
+  engine = gtp.Engine(_Proposer("E5", value=-0.95), resign_min_moves=1, komi=-100.0)
   assert engine.handle("genmove b") == ("", True, "E5")  # move 0: too early
   assert engine.handle("genmove w") == ("", True, "resign")
   assert len(engine.moves) == 1  # a resignation plays nothing
