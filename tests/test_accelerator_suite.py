@@ -94,6 +94,8 @@ def test_the_figures_are_the_ones_each_part_promises(smoke):
   # Its final network is kept, as a folder and as one file, to be measured at home.
   assert checkpoint.load_network(agz["network"])[0].game.size == 5
   assert os.path.getsize(agz["network"] + ".tar.gz") > 0
+  # A GTP engine's one tree under a clock, one leaf a step and 8 (search.leaf_batch).
+  assert agz["search_leaves1_root_visits"] > 0 and agz["search_leaves8_root_visits"] > 0
   for opponent in ("random", "iteration0"):
     games = agz[f"vs_{opponent}_games"]
     assert agz[f"vs_{opponent}_wins"] + agz[f"vs_{opponent}_losses"] + \

@@ -1,6 +1,9 @@
 """The agz part: a configs/gpu_9x9.py training run for the part's time, then its final
 network against a random player and against its iteration-0 network; the final network
-kept in OUT/ship/agz-9x9 (and .tar.gz)."""
+kept in OUT/ship/agz-9x9 (and .tar.gz). Then a GTP engine's search on the device: one tree
+of pretrained/human-19x19 under a clock, its leaves evaluated one at a time (mctx) against 8
+at a time (search.leaf_batch), root visits in the same budgets (under --smoke: the part's own
+network)."""
 
 import os
 import time
@@ -62,6 +65,36 @@ def run(rec: Record, sizes: dict, deadline: float, args) -> None:
               f"**{outcome['win_rate']:.1%}** (95%: {outcome['low']:.1%} - "
               f"{outcome['high']:.1%}; {outcome['wins']:.0f}-{outcome['losses']:.0f}"
               f"-{outcome['draws']:.0f})")])
+  spec = shipped if sizes["search"] is None else sizes["search"]
+  visits = {leaves: searched_visits(spec, sizes["search_size"], sizes["search_seconds"], leaves)
+            for leaves in LEAVES}
+  one, many = (sum(visits[n]) for n in LEAVES)
+  rec.add({f"search_leaves{n}_root_visits": sum(v) for n, v in visits.items()},
+          [(f"one tree of {os.path.basename(spec)} under a clock, {sizes['search_seconds']:g} s a "
+            f"move, {len(visits[1])} moves: root visits with {LEAVES[0]} leaf a step; with "
+            f"{LEAVES[1]} (ratio)", f"{one}; {many} ({many / max(one, 1):.2f}x)")])
+
+
+LEAVES = (1, 8)
+
+
+def searched_visits(spec: str, size: int, seconds: float, leaves: int, moves: int = 3) -> list:
+  """Root visits of `moves` searches of `seconds` each from the empty board (each move played
+  before the next, the tree kept), one PUCT tree on the first device, `leaves` a step."""
+  # pylint: disable-next=import-outside-toplevel
+  from agz_jax import go, players
+  path = spec if os.path.isdir(spec) else players.pretrained_path(spec)
+  player = players.SearchPlayer(players.Network.from_checkpoint(path), simulations=1,
+                                algorithm="puct", considered_actions=1, trees=1, leaves=leaves)
+  cfg = go.GoConfig(size=size, komi=7.5, **player.planes)
+  player.prepare(cfg)
+  state, visits = go.init(cfg), []
+  for _ in range(moves):
+    out = player.analyse(cfg, state, seconds=seconds)
+    visits.append(sum(c["visits"] for c in out["candidates"]))
+    state = go.play(cfg, [out["action"]], state)
+  print(f"  one tree, {leaves} leaves a step: root visits {visits}", flush=True)
+  return visits
 
 
 def final_match(workdir: str, opponent: str, num_games: int) -> dict:

@@ -15,7 +15,9 @@ SIZES = {
         "selfplay": {"batch": 1024, "simulations": 64, "blocks": 10, "channels": 128,
                      "dtype": "bfloat16", "steps": 8, "repeats": 3},
         "sl": {"steps": 10_000_000, "log_every": 50, "eval_every": 500, "reserve_s": 45},
-        "agz": {"match_games": 256, "reserve_s": 130},  # two matches, each compiling
+        # two matches, each compiling; then pretrained/human-19x19 under a clock, one tree
+        "agz": {"match_games": 256, "reserve_s": 190, "search": "human-19x19", "search_size": 19,
+                "search_seconds": 2.0},
         # Ladder lanes per position of a batch: the CPU's 0.125, the accelerator default 2.0.
         "alphago": {"size": 19, "batches": [256, 4096], "lane_fractions": [0.125, 0.5, 2.0],
                     "random_moves": 180, "repeats": 3, "rollout_batch": 4096,
@@ -31,7 +33,8 @@ SIZES = {
         "sl": {"steps": 6, "log_every": 3, "eval_every": 3, "reserve_s": 20, "layers": 2,
                "filters": 8, "dtype": "float32", "encoding": "agz17", "games_per_batch": 2,
                "positions_per_game": 2, "eval_positions": 8, "size": 9, "synthetic_games": 12},
-        "agz": {"match_games": 2, "reserve_s": 30, "iterations": 2, "size": 5},
+        "agz": {"match_games": 2, "reserve_s": 60, "iterations": 2, "size": 5, "search": None,
+                "search_size": 5, "search_seconds": 0.2},
         "alphago": {"size": 9, "batches": [4], "lane_fractions": [2.0], "random_moves": 30,
                     "repeats": 1, "rollout_batch": 4, "rollout_policy": None},
     },
