@@ -89,11 +89,14 @@ def test_no_pass_while_behind_but_pass_when_only_an_own_eye_is_left():
   assert choose(_Proposer("pass", "E5"), owned, ahead,
                 resign_threshold=0.0) == ahead.pass_action
   # Black holds columns A and B but for its eye at A1, white the rest: no point is neutral.
-  # Behind, but the only other candidate fills the eye: pass.
+  # Behind, and the only other candidate fills the eye: not a pass, which white would answer
+  # with a pass and a won count, but a liberty of white's wall (pressing_move), column D.
   state = go.init(CFG, black=[go.gtp_to_action(CFG, f"{c}{r}") for c in "AB" for r in range(1, 10)
                               if (c, r) != ("A", 1)],
                   white=[go.gtp_to_action(CFG, f"C{r}") for r in range(1, 10)])
-  assert choose(_Proposer("pass", "A1"), state, resign_threshold=0.0) == CFG.pass_action
+  move = choose(_Proposer("pass", "A1"), state, resign_threshold=0.0)
+  assert move == move_policy.pressing_move(CFG, state)
+  assert go.action_to_gtp(CFG, move)[0] == "D"
   assert choose(_Proposer("pass", "A1", "E5"), state,
                 resign_threshold=0.0) == go.gtp_to_action(CFG, "E5")
 
@@ -130,6 +133,32 @@ def test_a_neutral_point_is_filled_only_where_the_new_stone_keeps_two_liberties(
   assert gains[go.gtp_to_action(CFG, "E5")] == 0
   assert gains[go.gtp_to_action(CFG, "A1")] == 1 and gains[go.gtp_to_action(CFG, "H9")] == 1
   assert gains[go.gtp_to_action(CFG, "H8")] == 0  # occupied
+
+
+def test_behind_with_nothing_searched_to_play_the_engine_takes_a_liberty_instead_of_passing():
+  # Four white stones inside black's area share one liberty, B5, which the board's count gives
+  # white: black is 8.5 behind by it, 1.5 ahead once B5 captures them. A search that offers
+  # only a pass (no neutral point to fill either) used to pass, and lose when white passed too.
+  cfg = go.GoConfig(size=9, komi=7.5, max_moves=4 * 81)
+  inside = {"B4", "A5", "C5", "B6"}
+  points = lambda columns, skip: [go.gtp_to_action(cfg, f"{c}{r}") for c in columns
+                                  for r in range(1, 10) if f"{c}{r}" not in skip]
+  black = points("ABCDE", {"A1", "C1", "A9", "C9", "B5"} | inside)
+  white = points("FGHJ", {"G1", "J1", "G9", "J9"}) + [go.gtp_to_action(cfg, v) for v in inside]
+  state = go.init(cfg, black=black, white=white).replace(move_count=np.int32(60))
+  assert go.host_score(cfg, state) == -8.5 and move_policy.dame_to_fill(cfg, state) is None
+  b5 = go.gtp_to_action(cfg, "B5")
+  assert move_policy.pressing_move(cfg, state) == b5
+  assert choose(_Proposer("pass"), state, cfg, resign_threshold=0.0) == b5
+  assert go.host_score(cfg, go.step(cfg, state, b5)) == 1.5
+  # White, ahead, passes; with no stone of the opponent on the board, a sensible move that keeps
+  # two liberties is still found, and none on a board where every point is an own eye.
+  assert choose(_Proposer("pass"), state.replace(to_play=np.int8(go.WHITE)), cfg,
+                resign_threshold=0.0) == cfg.pass_action
+  empty = go.init(CFG)
+  assert move_policy.pressing_move(CFG, empty) is not None
+  cfg, walls = _walls(komi=7.5, fill=[f"E{r}" for r in range(1, 10)])
+  assert move_policy.pressing_move(cfg, walls) is not None  # white's wall, B's area: both sensible
 
 
 def test_no_own_eye_is_filled_while_another_candidate_fills_none():

@@ -6,7 +6,10 @@ The player proposes (its search or policy); these rules decide what is played:
   us: the game ends, won.
 - Never pass while the score is against us (the opponent could end the game by
   passing too, with its dead stones still counted): play the best candidate
-  that fills none of our own eyes instead; pass only when there is none.
+  that fills none of our own eyes instead; where the search offers none, take a
+  liberty of the opponent's weakest chain (pressing_move): a group that only
+  looked alive is captured before the count; pass only when no sensible move
+  that keeps its stone out of atari is left.
 - Never pass while a neutral point (dame) is left whose filling raises our
   Tromp-Taylor score and leaves the new stone out of atari: under area scoring
   those points count, and an engine that passes early hands them over.
@@ -147,6 +150,10 @@ def _settled(cfg: go.GoConfig, state: go.GoState, out: Analysis, opponent_passed
   dame = dame_to_fill(cfg, state)
   if dame is not None:
     return dame
+  if behind:
+    press = pressing_move(cfg, state)
+    if press is not None:
+      return press
   return cfg.pass_action if action == cfg.pass_action or not behind else action
 
 
@@ -162,6 +169,57 @@ def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: Analysis, behin
     if candidate["action"] != cfg.pass_action and allowed[candidate["action"]]:
       return candidate["action"]
   return action
+
+
+def pressing_move(cfg: go.GoConfig, state: go.GoState) -> int | None:
+  """For a mover whom the count puts behind and whose search offers nothing to play: a
+  sensible move on a liberty of the opponent's chain with the fewest liberties (more stones
+  first among equals), which captures it or leaves the new stone two liberties or more; else
+  any sensible move that leaves it two or more; None where there is neither. Under area
+  scoring a stone played inside either side's area costs no point, and a pass there hands the
+  opponent a count it may end the game on."""
+  board = np.asarray(state.board)
+  me = int(state.to_play)
+  chain = np.asarray(_chains(cfg, jnp.asarray(state.board)))
+  neighbours = _neighbours(cfg.size)
+  padded = np.append(board, 2)                      # off the board: 2
+  liberties = {}                                    # chain -> its empty neighbours
+  for point in np.flatnonzero(board == 0):
+    for n in neighbours[point]:
+      if padded[n] in (-1, 1):
+        liberties.setdefault(int(chain[n]), set()).add(int(point))
+  allowed = sensible(cfg, state)
+
+  def keeps_two(point: int) -> bool:
+    """Whether a stone of the mover on `point` captures, or its chain has two liberties."""
+    own, libs = set(), {n for n in neighbours[point] if padded[n] == 0}
+    for n in neighbours[point]:
+      if padded[n] == me:
+        own.add(int(chain[n]))
+      elif padded[n] == -me and liberties[int(chain[n])] == {point}:
+        return True
+    for c in own:
+      libs |= liberties[c]
+    return len(libs - {point}) >= 2
+
+  opponents = sorted({int(c) for c in chain[board == -me]},
+                     key=lambda c: (len(liberties.get(c, ())), -int(np.sum(chain == c))))
+  for c in opponents:
+    for point in sorted(liberties.get(c, ())):
+      if allowed[point] and keeps_two(point):
+        return point
+  for point in np.flatnonzero(allowed[:cfg.num_points]):
+    if keeps_two(int(point)):
+      return int(point)
+  return None
+
+
+_chains = jax.jit(go.chains, static_argnums=0)
+
+
+@functools.lru_cache(maxsize=None)
+def _neighbours(size: int) -> np.ndarray:
+  return go.neighbour_table(size)
 
 
 def dame_to_fill(cfg: go.GoConfig, state: go.GoState, prefer=()) -> int | None:
