@@ -25,7 +25,7 @@ from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
 from agz_jax.search.action_selection import alphago_selection, puct_selection
-from agz_jax.search.mcts import evaluator_key, legal_mask, make_recurrent_fn
+from agz_jax.search.mcts import evaluator_key, legal_mask, make_recurrent_fn, nodes_used
 from agz_jax.search.policies import masked_logits, noisy_root_logits
 
 
@@ -123,13 +123,6 @@ def grow(game: Game, evaluator: Evaluator, variables, tree: mctx.Tree, rng_key: 
   loop_fn = reuse_lib.reusing_loop(tree, nodes_used(tree), simulations)
   return _search(game, evaluator, variables, rng_key, root, num_nodes, search,
                  tree.root_invalid_actions.astype(bool), loop_fn)
-
-
-def nodes_used(tree: mctx.Tree) -> jax.Array:
-  """[B] int32: one past the highest node of each tree that holds a position (mctx numbers
-  nodes in the order they are expanded, so the next simulation's node is this one)."""
-  index = jnp.arange(1, tree.node_visits.shape[1] + 1)
-  return jnp.max(jnp.where(tree.node_visits > 0, index, 0), axis=1).astype(jnp.int32)
 
 
 def policy_output(tree: mctx.Tree) -> mctx.PolicyOutput:

@@ -23,7 +23,7 @@ import mctx
 
 from agz_jax.game import Game
 from agz_jax.search.evaluators import Evaluator
-from agz_jax.search.mcts import make_recurrent_fn
+from agz_jax.search.mcts import make_recurrent_fn, nodes_used
 
 UNVISITED = mctx.Tree.UNVISITED
 ROOT = mctx.Tree.ROOT_INDEX
@@ -166,8 +166,6 @@ def grow(game: Game, evaluator: Evaluator, variables, tree: mctx.Tree, rng_key: 
     raise ValueError(f"a search step needs at least one leaf, got {leaves}")
   recurrent_fn = make_recurrent_fn(game, evaluator, min_pass_moves)
   batch = tree.node_visits.shape[0]
-  size = tree.node_visits.shape[1]
-  index = jnp.arange(1, size + 1)
 
   def step(i, carry):
     tree, key = carry
@@ -180,7 +178,7 @@ def grow(game: Game, evaluator: Evaluator, variables, tree: mctx.Tree, rng_key: 
     out, after = recurrent_fn(variables, evaluate, actions.reshape(-1), states)
     split = lambda x: x.reshape((batch, leaves) + x.shape[1:])
     out, after = jax.tree.map(split, out), jax.tree.map(split, after)
-    used = jnp.max(jnp.where(tree.node_visits > 0, index, 0), axis=1).astype(jnp.int32)
+    used = nodes_used(tree)
     wanted = jnp.arange(leaves) < simulations - i * leaves
     tree = jax.vmap(insert, (0, 0, 0, 0, 0, 0, None))(tree, nodes, actions, out, after, used,
                                                        wanted)

@@ -63,6 +63,13 @@ def evaluate(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.A
   return masked_logits(logits, legal), value, legal
 
 
+def nodes_used(tree: mctx.Tree) -> jax.Array:
+  """[B] int32: one past the highest node of each tree that holds a position (mctx numbers
+  nodes in the order they are expanded, so the next simulation's node is this one)."""
+  index = jnp.arange(1, tree.node_visits.shape[1] + 1)
+  return jnp.max(jnp.where(tree.node_visits > 0, index, 0), axis=1).astype(jnp.int32)
+
+
 def make_recurrent_fn(game: Game, evaluator: Evaluator, min_pass_moves: int = 0):
   """The mctx recurrent function: play `action`, evaluate the new position."""
 
