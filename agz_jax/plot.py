@@ -9,7 +9,9 @@ With --ratings (a file of `python -m agz_jax.ratings ... --json FILE`) it draws
 the run's Elo curve against training time instead: every rated player named
 `NAME@ITERATION` is that iteration's checkpoint of the run, placed at the wall
 time the run had reached there (from metrics.jsonl); the other players (GNU Go,
-say) are drawn as horizontal lines.
+say) are drawn as horizontal lines. Several runs rated together (one --workdir
+each) are drawn as one curve each: a run's checkpoints are then the players whose
+NAME is its folder's name.
 """
 
 import argparse
@@ -115,12 +117,14 @@ def _points(rows: list[dict], key: str) -> list[tuple]:
   return points
 
 
-def snapshot_points(ratings: dict, rows: list[dict]) -> tuple[list[tuple], dict]:
+def snapshot_points(ratings: dict, rows: list[dict], run: str | None = None,
+                    ) -> tuple[list[tuple], dict]:
   """(minutes, iteration, elo, se) of each `NAME@ITERATION` player, by time; and the others'
   {name: (elo, se)}.
 
   A run's minutes start when its first iteration started (after compiling: the
-  first row's time less its seconds_per_iteration); iteration 0 is at 0.
+  first row's time less its seconds_per_iteration); iteration 0 is at 0. With `run`, only
+  the players whose NAME is `run` are its snapshots, and other runs' are left out.
 
   Raises:
     ValueError: a snapshot's iteration is not in the run's metrics.
@@ -134,27 +138,37 @@ def snapshot_points(ratings: dict, rows: list[dict]) -> tuple[list[tuple], dict]
   times[0] = start
   snapshots, others = [], {}
   for name, r in ratings["players"].items():
-    match = re.fullmatch(r".*@(\d+)", name)
+    match = re.fullmatch(r"(.*)@(\d+)", name)
     if match is None:
       others[name] = (r["elo"], r["se"])
       continue
-    iteration = int(match.group(1))
+    if run is not None and match.group(1) != run:
+      continue  # another run's snapshot
+    iteration = int(match.group(2))
     if iteration not in times:
       raise ValueError(f"{name}: iteration {iteration} is not in the run's metrics.jsonl "
                        f"(iterations {min(times)}..{max(times)})")
     snapshots.append(((times[iteration] - start) / 60, iteration, r["elo"], r["se"]))
   if not snapshots:
-    raise ValueError("no player is named NAME@ITERATION (a checkpoint of the run)")
+    raise ValueError("no player is named " + (f"{run}@ITERATION" if run else "NAME@ITERATION")
+                     + " (a checkpoint of the run)")
   return sorted(snapshots), others
 
 
-def elo_curve(workdir: str, ratings_path: str, out_dir: str | None = None) -> str:
-  """Draws the run's rated checkpoints' Elo (+-1.96 se) against wall time; returns the PNG's path.
+def _run_name(workdir: str) -> str:
+  return os.path.basename(os.path.normpath(workdir))
+
+
+def elo_curve(workdirs: str | list[str], ratings_path: str, out_dir: str | None = None) -> str:
+  """Draws the rated checkpoints' Elo (+-1.96 se) of one run, or of several runs rated together
+  (a curve each), against wall time; returns the PNG's path.
 
   Raises:
     FileNotFoundError: no metrics.jsonl, or no ratings file.
-    ValueError: a ratings file that does not read, or snapshots the run does not have.
+    ValueError: a ratings file that does not read, snapshots a run does not have, or with
+      several runs a snapshot of none of them.
   """
+  workdirs = [workdirs] if isinstance(workdirs, str) else list(workdirs)
   try:
     ratings = json.loads(paths.path(ratings_path).read_text(encoding="utf-8"))
     ratings["players"].items()
@@ -163,19 +177,29 @@ def elo_curve(workdir: str, ratings_path: str, out_dir: str | None = None) -> st
                             "... --json FILE writes one)") from None
   except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
     raise ValueError(f"{ratings_path}: not a ratings file of agz_jax.ratings --json ({e})") from None
-  snapshots, others = snapshot_points(ratings, read_metrics(workdir))
-  minutes, iterations, elo, se = zip(*snapshots)
+  runs = [_run_name(w) for w in workdirs]
+  if len(workdirs) > 1:
+    strays = sorted(n for n in ratings["players"]
+                    if re.fullmatch(r"(.*)@\d+", n) and n.rpartition("@")[0] not in runs)
+    if strays:
+      raise ValueError(f"{strays[0]} is a checkpoint of none of the runs given "
+                       f"({', '.join(runs)}): give its run's --workdir too")
   fig, ax = plt.subplots(figsize=(7, 4))
-  ax.errorbar(minutes, elo, yerr=[1.96 * s for s in se], marker="o", capsize=3,
-              label=f"{os.path.basename(os.path.normpath(workdir))} (95% interval)")
-  for (name, (e, _)), colour in zip(sorted(others.items()), ("C1", "C2", "C3", "C4", "C5")):
+  for i, (workdir, run) in enumerate(zip(workdirs, runs)):
+    snapshots, others = snapshot_points(ratings, read_metrics(workdir),
+                                        run if len(workdirs) > 1 else None)
+    minutes, _, elo, se = zip(*snapshots)
+    ax.errorbar(minutes, elo, yerr=[1.96 * s for s in se], marker="o", capsize=3, color=f"C{i}",
+                label=f"{run} (95% interval)")
+  colours = [f"C{i}" for i in range(len(workdirs), len(workdirs) + 8)]
+  for (name, (e, _)), colour in zip(sorted(others.items()), colours):
     ax.axhline(e, color=colour, linestyle="--", label=name)
   ax.set(title=f"Elo against training time (anchor {ratings['anchor']} = "
                f"{ratings['anchor_elo']:g})",
          xlabel="minutes of training (after compiling)", ylabel="Elo")
   ax.grid(alpha=0.3)
   ax.legend()
-  out_dir = out_dir or os.path.join(workdir, "plots")
+  out_dir = out_dir or os.path.join(workdirs[0], "plots")
   paths.makedirs(out_dir)
   path = os.path.join(out_dir, "elo_curve.png")
   fig.tight_layout()
@@ -193,13 +217,12 @@ def main(argv=None):
   parser.add_argument("--out", help="output folder (default: WORKDIR/plots)")
   parser.add_argument("--ratings", metavar="FILE",
                       help="draw the Elo curve of the run's checkpoints (players NAME@ITERATION) "
-                           "rated in FILE (agz_jax.ratings --json) against wall time")
+                           "rated in FILE (agz_jax.ratings --json) against wall time; with "
+                           "several --workdir, a curve each (NAME: the run's folder name)")
   args = parser.parse_args(argv)
   try:
     if args.ratings:
-      if len(args.workdir) != 1:
-        raise ValueError("--ratings draws one run: give one --workdir")
-      written = [elo_curve(args.workdir[0], args.ratings, args.out)]
+      written = [elo_curve(args.workdir, args.ratings, args.out)]
     else:
       written = plot(args.workdir, args.out)
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:

@@ -338,6 +338,43 @@ def test_one_dual_network_as_prior_and_value_with_rollouts_from_a_move(bundle, t
   assert prior.shape == (82,) and abs(prior.sum() - 1) < 1e-5
 
 
+@pytest.mark.slow
+def test_a_puct_player_values_its_leaves_by_rollouts_from_a_move_on(bundle, tmp_path):
+  """AlphaGo Zero's PUCT player with players.Rollouts: before `from_move` the value head alone
+  (the plain player's search, visit for visit), from it on one rollout's outcome a leaf."""
+  network = players.Network.from_checkpoint(helpers.make_checkpoint(tmp_path / "dual"))
+  cfg = go.GoConfig(size=9, komi=7.5, **network.planes)
+
+  def player(rollouts=None):
+    return players.SearchPlayer(network, simulations=12, algorithm="puct", considered_actions=16,
+                                tree_nodes=32, trees=1, rollouts=rollouts)
+
+  plain, rolling = player(), player(players.Rollouts(f"{bundle}/rollout", from_move=30))
+  assert rolling.name == "agz_jax-1x8-rollouts1-from30"
+  early = go.play(cfg, [40, 41])
+  want, got = plain.analyse(cfg, early), rolling.analyse(cfg, early)
+  assert [(c["action"], c["visits"]) for c in got["candidates"]] == [
+      (c["action"], c["visits"]) for c in want["candidates"]]
+  np.testing.assert_allclose([c["value"] for c in got["candidates"]],
+                             [c["value"] for c in want["candidates"]], rtol=1e-5, atol=1e-6)
+  assert all(abs(c["value"]) < 0.999 for c in want["candidates"] if c["visits"])
+  late = early.replace(move_count=jnp.asarray(30, early.move_count.dtype))
+  once = [c["value"] for c in rolling.analyse(cfg, late)["candidates"] if c["visits"] == 1]
+  assert once and all(abs(abs(v) - 1.0) < 1e-6 for v in once)  # a won or lost rollout
+  with pytest.raises(ValueError, match="a setting of the PUCT search, not of 'gumbel'"):
+    players.SearchPlayer(network, simulations=4, algorithm="gumbel", considered_actions=16,
+                         rollouts=players.Rollouts(f"{bundle}/rollout"))
+  with pytest.raises(ValueError, match="not a fast rollout policy"):
+    player(players.Rollouts(f"{bundle}/sl"))
+  with pytest.raises(ValueError, match=r"lambda \(mixing\) must be in \[0, 1\]"):
+    player(players.Rollouts(f"{bundle}/rollout", mixing=2.0))
+  with pytest.raises(ValueError, match="an AlphaGo player's rollouts are its own settings"):
+    players.load_player(bundle, rollouts=players.Rollouts(f"{bundle}/rollout"))
+  with pytest.raises(ValueError, match=r"search settings \(rollouts\) are for a player"):
+    players.load_player(helpers.make_checkpoint(tmp_path / "dual2"), policy_only=True,
+                        rollouts=players.Rollouts(f"{bundle}/rollout"))
+
+
 def test_a_prior_that_cannot_be_one_is_refused_in_one_line(bundle, tmp_path):
   from configs import dots_and_boxes_cpu  # pylint: disable=import-outside-toplevel
   dots = helpers.make_checkpoint(tmp_path / "dots", config=dots_and_boxes_cpu.get_config())
@@ -450,6 +487,20 @@ def test_bad_specs_get_one_clear_line(spec, message):
   assert proc.returncode != 0
   last = proc.stderr.strip().splitlines()[-1]
   assert message in last and "Traceback" not in proc.stderr, proc.stderr[-1000:]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("args,message", [
+    (["--random", "--lambda-from-move", "150"], "set the rollouts of --rollout DIR: add it"),
+    (["--pretrained", "human-19x19", "--rollout", "no-such-policy"], "no-such-policy"),
+])
+def test_bad_rollout_flags_get_one_clear_line(args, message):
+  proc = subprocess.run([sys.executable, "-m", "agz_jax.gtp", *args], input="quit\n",
+                        capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
+  assert proc.returncode != 0
+  last = proc.stderr.strip().splitlines()[-1]
+  assert last.startswith("gtp: ") and message in last, proc.stderr[-1000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
 
 
 def test_pretrained_names_what_there_is():

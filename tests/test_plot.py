@@ -76,6 +76,35 @@ def test_the_elo_curve_against_wall_time(tmp_path, capsys):
       plot.main(["--workdir", str(tmp_path / "run"), "--ratings", str(path)])
 
 
+def test_two_runs_rated_together_get_a_curve_each(tmp_path, capsys):
+  # Run a: 30 s an iteration from t = 1000; run b: 60 s an iteration from t = 5000.
+  _write(tmp_path / "a", [{"iteration": i, "time": 1000.0 + 30 * i, "seconds_per_iteration": 30.0}
+                          for i in range(1, 21)])
+  _write(tmp_path / "b", [{"iteration": i, "time": 5000.0 + 60 * i, "seconds_per_iteration": 60.0}
+                          for i in range(1, 11)])
+  players = {"a@10": (100.0, 30.0), "a@20": (250.0, 30.0), "b@10": (400.0, 35.0),
+             "gnugo-l1": (0.0, 0.0)}
+  ratings = {"anchor": "gnugo-l1", "anchor_elo": 0.0,
+             "players": {n: {"elo": e, "se": s, "games": 10, "score": 0.5}
+                         for n, (e, s) in players.items()}}
+  (tmp_path / "r.json").write_text(json.dumps(ratings))
+  b_rows = plot.read_metrics(str(tmp_path / "b"))
+  assert plot.snapshot_points(ratings, b_rows, "b") == ([(10.0, 10, 400.0, 35.0)],
+                                                        {"gnugo-l1": (0.0, 0.0)})
+  with pytest.raises(ValueError, match="iteration 20 is not in the run"):
+    plot.snapshot_points(ratings, b_rows)   # one run: every NAME@ITERATION is its own
+  args = ["--workdir", str(tmp_path / "a"), "--workdir", str(tmp_path / "b"),
+          "--ratings", str(tmp_path / "r.json"), "--out", str(tmp_path / "out")]
+  plot.main(args)
+  assert capsys.readouterr().out.strip() == str(tmp_path / "out" / "elo_curve.png")
+  image = matplotlib.image.imread(str(tmp_path / "out" / "elo_curve.png"))
+  assert image.shape[0] > 200 and image.std() > 0.01
+  ratings["players"]["c@5"] = ratings["players"]["a@10"]
+  (tmp_path / "r.json").write_text(json.dumps(ratings))
+  with pytest.raises(SystemExit, match="c@5 is a checkpoint of none of the runs given"):
+    plot.main(args)
+
+
 def test_an_rl_policy_run_gets_its_win_rates_and_entropy(tmp_path):
   _write(tmp_path, [{"iteration": i, "time": 30 * i, "win_rate": 0.4 + i / 100,
                      "policy_entropy": 2.4 - i / 50, "game_length": 430.0,

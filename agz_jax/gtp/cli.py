@@ -53,6 +53,18 @@ def main(argv=None):
                       help="PUCT and AlphaGo search: leaves of each tree evaluated together, "
                            "chosen under a virtual loss (default 1, or an AlphaGo bundle's; on "
                            "a GPU or TPU 8-16 keeps the device busy)")
+  parser.add_argument("--rollout", default=None, metavar="DIR",
+                      help="PUCT search of a Go network: value its leaves by rollouts of this "
+                           "fast rollout policy too, as AlphaGo's search does (e.g. "
+                           "pretrained/alphago-19x19/rollout_policy)")
+  parser.add_argument("--lambda", dest="mixing", type=float, default=None,
+                      help="with --rollout: the rollouts' weight in a leaf's value, the value "
+                           "head's 1 - lambda (default 1: rollouts alone)")
+  parser.add_argument("--lambda-from-move", type=int, default=None,
+                      help="with --rollout: rollouts value the leaves from this move of the game "
+                           "on, the value head alone before it (default 0: every leaf)")
+  parser.add_argument("--rollouts-per-leaf", type=int, default=None,
+                      help="with --rollout: rollouts from each leaf, averaged (default 1)")
   parser.add_argument("--considered-actions", type=int, default=players.CONSIDERED_ACTIONS,
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
@@ -72,7 +84,8 @@ def main(argv=None):
                          reuse_tree=not args.no_tree_reuse, policy_only=args.policy_only,
                          considered_actions=args.considered_actions,
                          q_transform=args.q_transform,
-                         search_settings=_search_settings(args), leaves=args.leaves)
+                         search_settings=_search_settings(args), leaves=args.leaves,
+                         rollouts=_rollouts(args))
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations
@@ -80,6 +93,19 @@ def main(argv=None):
                   resign_threshold=args.resign_threshold, endgame=not args.no_endgame_rules,
                   log=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True))
   serve(engine)
+
+
+def _rollouts(args) -> players.Rollouts | None:
+  """The leaves' rollouts the command line asks for (--rollout and its settings)."""
+  given = {"mixing": args.mixing, "from_move": args.lambda_from_move,
+           "per_leaf": args.rollouts_per_leaf}
+  given = {k: v for k, v in given.items() if v is not None}
+  if args.rollout is None:
+    if given:
+      raise ValueError("--lambda, --lambda-from-move and --rollouts-per-leaf set the rollouts of "
+                       "--rollout DIR: add it (a fast rollout policy)")
+    return None
+  return players.Rollouts(args.rollout, **given)
 
 
 def _search_settings(args) -> dict:

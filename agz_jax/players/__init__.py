@@ -13,11 +13,11 @@ from agz_jax.players.network import Network, input_planes, make_model, search_po
 from agz_jax.players.policy_player import PolicyPlayer
 from agz_jax.players.protocol import Analysis, Candidate, Player
 from agz_jax.players.random_player import RandomPlayer, random_move
-from agz_jax.players.search_player import SearchPlayer
+from agz_jax.players.search_player import Rollouts, SearchPlayer
 
 __all__ = [
     "AlphaGoPlayer", "Analysis", "CONSIDERED_ACTIONS", "Candidate", "EngineSettings", "KOMI",
-    "Network", "Player", "PolicyPlayer", "RESIGN_THRESHOLD", "RandomPlayer", "SIMULATIONS", "SearchClock", "SearchPlayer",
+    "Network", "Player", "PolicyPlayer", "RESIGN_THRESHOLD", "RandomPlayer", "Rollouts", "SIMULATIONS", "SearchClock", "SearchPlayer",
     "choose_move", "input_planes", "load_player", "make_model", "pretrained_path", "random_move",
     "read_bundle", "search_line", "search_positions", "sensible", "win_rate",
 ]

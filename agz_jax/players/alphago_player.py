@@ -108,6 +108,24 @@ def _number(key, value, kind):
                      f"got {value!r}") from None
 
 
+def rollout_policy(path: str):
+  """(model, feature groups, variables) of the fast rollout policy saved at `path`, the
+  variables as an AlphaGo leaf evaluator takes them ({'params', 'tables'}).
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    ValueError: the checkpoint holds another kind of network.
+  """
+  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+  config, variables = checkpoint.load_network(path)
+  if config.model.kind != "fast_policy":
+    raise ValueError(f"{path} holds a {config.model.kind} network, not a fast rollout policy: "
+                     f"give one (e.g. pretrained/alphago-19x19/rollout_policy)")
+  return (nets.make(config.model), alphago.patterns.groups_of(config.model),
+          {"params": jax.tree.map(jnp.asarray, variables["params"]),
+           "tables": alphago.patterns.make_tables(variables["patterns"])})
+
+
 def _leaf_evaluator(game: Game, **options) -> search.Evaluator:
   """AlphaGo's leaf evaluator (alphago.evaluator) for a game of Go."""
   return alphago.evaluator(game.cfg, **options)
@@ -176,7 +194,6 @@ class AlphaGoPlayer:
 
   def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True,
                leaves: int | None = None):
-    from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
     if leaves is not None:
       settings = dict(settings, leaves=leaves)
     self.simulations = simulations
@@ -189,15 +206,8 @@ class AlphaGoPlayer:
     self.rollout_model = self.groups = None
     self.variables = {}
     if self.leaf.mixing > 0.0:  # (lambda 0 plays no rollout)
-      rollout_config, rollout_vars = checkpoint.load_network(settings["rollout"])
-      if rollout_config.model.kind != "fast_policy":
-        raise ValueError(f"{settings['rollout']} holds a {rollout_config.model.kind} network, "
-                         f"not a fast rollout policy")
-      self.rollout_model = nets.make(rollout_config.model)
-      self.groups = alphago.patterns.groups_of(rollout_config.model)
-      self.variables["rollout"] = {
-          "params": jax.tree.map(jnp.asarray, rollout_vars["params"]),
-          "tables": alphago.patterns.make_tables(rollout_vars["patterns"])}
+      self.rollout_model, self.groups, self.variables["rollout"] = rollout_policy(
+          settings["rollout"])
     self.prior = self.value = None
     self.sizes = None  # patterns fit every board
     name = "uniform"

@@ -7,7 +7,7 @@ from agz_jax.players import alphago_player
 from agz_jax.players.network import Network
 from agz_jax.players.policy_player import PolicyPlayer
 from agz_jax.players.random_player import RandomPlayer
-from agz_jax.players.search_player import SearchPlayer
+from agz_jax.players.search_player import Rollouts, SearchPlayer
 
 
 # A search player's settings when the command line says nothing.
@@ -18,7 +18,8 @@ CONSIDERED_ACTIONS = 16
 def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | None = None, seed: int = 0,
                 sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
                 considered_actions: int = CONSIDERED_ACTIONS, q_transform: str | None = None,
-                search_settings: dict | None = None, leaves: int | None = None):
+                search_settings: dict | None = None, leaves: int | None = None,
+                rollouts: Rollouts | None = None):
   """A player from its description.
 
   Args:
@@ -38,6 +39,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
       fpu_reduction, pb_c_init; default: the training run's).
     leaves: PUCT and AlphaGo search: leaves of a tree evaluated together under a virtual
       loss (default: 1, or an AlphaGo bundle's "leaves").
+    rollouts: PUCT search of a Go network: leaves valued by rollouts of a fast policy too
+      (players.Rollouts); an AlphaGo bundle says its own (its rollout and lambda keys).
 
   Returns:
     A RandomPlayer; an AlphaGoPlayer; a PolicyPlayer for an SL policy network
@@ -51,6 +54,9 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
   if spec == "random":
     return RandomPlayer(seed)
   if alphago_player.is_bundle(spec):
+    if rollouts is not None:
+      raise ValueError("an AlphaGo player's rollouts are its own settings (rollout=DIR, lambda, "
+                       "lambda_from_move, rollouts_per_leaf): give them there")
     return alphago_player.AlphaGoPlayer(alphago_player.read_bundle(spec), simulations=simulations,
                                         seed=seed, reuse_tree=reuse_tree, leaves=leaves)
   network = Network.from_checkpoint(spec)
@@ -58,15 +64,16 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
                      "positions inside an AlphaGo search, not alone")
   if policy_only or simulations <= 0 or not network.has_value:
-    if search_settings or (leaves or 1) > 1:
-      given = sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
+    if search_settings or (leaves or 1) > 1 or rollouts is not None:
+      given = (sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
+               + (["rollouts"] if rollouts is not None else []))
       raise ValueError(f"search settings ({', '.join(given)}) are for a player that searches; "
                        f"drop them or give it simulations and a value")
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
                       considered_actions=considered_actions, reuse_tree=reuse_tree,
                       q_transform=q_transform, search_settings=search_settings,
-                      leaves=leaves or 1)
+                      leaves=leaves or 1, rollouts=rollouts)
 
 
 def pretrained_path(name: str) -> str:

@@ -1,11 +1,12 @@
 """A trained network that searches: AlphaGo Zero's player, for Go or any game of the protocol
 (the web page's Dots and Boxes)."""
 
+import dataclasses
 import time
 
 import jax
 
-from agz_jax import search
+from agz_jax import alphago, go, search
 from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
 from agz_jax.players.clock import SearchClock
@@ -22,6 +23,41 @@ MAX_SIMULATIONS = 4096
 
 def _network_evaluator(game: Game, *, model, encoding: str) -> search.Evaluator:
   return search.flax_network(game, model, encoding)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rollouts:
+  """Leaves of a Go network's PUCT search valued by rollouts of a fast policy, as AlphaGo's
+  (2016) search values them, where the network's value head judges worse.
+
+  Attributes:
+    policy: the fast rollout policy's checkpoint (e.g. pretrained/alphago-19x19/rollout_policy).
+    mixing: lambda, the rollouts' weight in a leaf's value (1: rollouts alone; below 1 the value
+      head's weight is 1 - lambda).
+    from_move: the rollouts value the leaves at this move number of the game or later; the
+      value head alone before it (0: every leaf).
+    per_leaf: rollouts from each leaf, their outcomes averaged.
+  """
+
+  policy: str
+  mixing: float = 1.0
+  from_move: int = 0
+  per_leaf: int = 1
+
+  @property
+  def suffix(self) -> str:
+    """What a player's name says of them: '-rollouts1', '-rollouts1-lambda0.5-from150'."""
+    return (f"-rollouts{self.per_leaf}" + (f"-lambda{self.mixing:g}" if self.mixing < 1 else "")
+            + (f"-from{self.from_move}" if self.from_move else ""))
+
+
+def _rollout_evaluator(game: Game, *, model, encoding: str, leaf: alphago.LeafSettings,
+                       rollout_model, rollout_groups) -> search.Evaluator:
+  """The network's prior, its value head and rollouts mixed as `leaf` says (alphago.evaluator
+  with the dual network as prior and value: one forward pass a leaf)."""
+  return alphago.evaluator(game.cfg, leaf, rollout_model=rollout_model,
+                           rollout_groups=rollout_groups, prior_model=alphago.DualPolicy(model),
+                           prior_encoding=encoding, value_model="prior")
 
 
 class SearchPlayer(NetworkPlayer):
@@ -50,6 +86,8 @@ class SearchPlayer(NetworkPlayer):
       (search.SearchConfig.q_transform; default: the training run's).
     search_settings: PUCT: other search.SearchConfig fields for play, e.g. first_play,
       fpu_reduction, pb_c_init (default: the training run's).
+    rollouts: PUCT on Go: leaves valued by rollouts of a fast policy too (Rollouts); None (the
+      default): by the value head alone.
 
   The PUCT search grows its tree in steps (players.timed_search): under a clock it searches
   until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
@@ -63,7 +101,7 @@ class SearchPlayer(NetworkPlayer):
                seed: int = 0, considered_actions: int, reuse_tree: bool = True,
                tree_nodes: int | None = None, trees: int = 0, leaves: int = 1,
                max_simulations: int = MAX_SIMULATIONS, q_transform: str | None = None,
-               search_settings: dict | None = None):
+               search_settings: dict | None = None, rollouts: Rollouts | None = None):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")
@@ -89,20 +127,40 @@ class SearchPlayer(NetworkPlayer):
                        f"{self.algorithm!r} (Gumbel search batches its root's candidates); add "
                        f"--algorithm puct")
     self.leaves = leaves
+    self.rollouts = rollouts
+    if rollouts is not None and self.algorithm != "puct":
+      raise ValueError(f"rollouts at the leaves: a setting of the PUCT search, not of "
+                       f"{self.algorithm!r}; add --algorithm puct")
+    if rollouts is not None and network.game.module is not go:
+      raise ValueError(f"rollouts at the leaves need a Go network, not one of "
+                       f"{network.config.game.name}: drop the rollout policy")
     if self.algorithm == "puct":
       nodes = tree_nodes or max(TREE_NODES, 2 * simulations + 1)
       settings = network.search_config(algorithm="puct", simulations=nodes - 1,
                                        considered_actions=1, q_transform=q_transform,
                                        **(search_settings or {}))
-      self._timed = TimedSearch(
-          EvaluatorMaker.of(_network_evaluator, model=network.model, encoding=network.encoding),
-          settings, network.variables, tree_nodes=nodes, trees=trees, reuse_tree=reuse_tree,
-          seed=seed, leaves=leaves)
+      if rollouts is None:
+        make_evaluator = EvaluatorMaker.of(_network_evaluator, model=network.model,
+                                           encoding=network.encoding)
+        variables = network.variables
+      else:
+        from agz_jax.players.alphago_player import rollout_policy  # pylint: disable=import-outside-toplevel
+        leaf = alphago.LeafSettings(prior="sl", beta=1.0, mixing=rollouts.mixing,
+                                    rollouts_per_leaf=rollouts.per_leaf,
+                                    lambda_from_move=rollouts.from_move)
+        rollout_model, groups, rollout_variables = rollout_policy(rollouts.policy)
+        make_evaluator = EvaluatorMaker.of(_rollout_evaluator, model=network.model,
+                                           encoding=network.encoding, leaf=leaf,
+                                           rollout_model=rollout_model, rollout_groups=groups)
+        variables = {"prior": network.variables, "rollout": rollout_variables}
+      self._timed = TimedSearch(make_evaluator, settings, variables, tree_nodes=nodes,
+                                trees=trees, reuse_tree=reuse_tree, seed=seed, leaves=leaves)
       self.trees = self._timed.trees
 
   @property
   def name(self) -> str:
-    return (self.network.name + (f"-trees{self.trees}" if self.trees > 1 else "")
+    return (self.network.name + (self.rollouts.suffix if self.rollouts else "")
+            + (f"-trees{self.trees}" if self.trees > 1 else "")
             + (f"-leaves{self.leaves}" if self.leaves > 1 else ""))
 
   @property

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# KataGo's inputs against AlphaGo Zero's 17 planes on 9x9 at equal wall-clock (BENCHMARKS.md):
+# two runs of configs/zero_9x9_cpu.py, one after the other and alone on the machine, identical
+# but for the encoding; then their last checkpoints head to head and each against GNU Go level
+# 10 at 1 s a move (PUCT, a tree on each core), and both runs' checkpoints rated together
+# against training time in one picture.
+#
+#   bench/encoding_pair.sh train SECONDS [ROOT]   # the two runs, SECONDS each (3600 or more)
+#   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES]   # 60 and 40 by default
+#   bench/encoding_pair.sh curve [ROOT] [OUT] [EVERY_NTH_CHECKPOINT] [GAMES_PER_PAIR]
+#
+# The runs are ROOT/agz17 and ROOT/katago (katago_noladders: the ladder planes cost KataGo's
+# encoding 20x on 9x9, BENCHMARKS.md); ROOT defaults to workdir/encodings, OUT to
+# matches/encodings. Each phase resumes where it stopped: a run from its checkpoint (give it the
+# seconds left), a match from its results file.
+set -euo pipefail
+phase=${1:?train, match or curve}
+shift
+declare -A encoding=([agz17]=agz17 [katago]=katago_noladders)
+gnugo10="/usr/games/gnugo --mode gtp --level 10 --chinese-rules --capture-all-dead --positional-superko --seed {seed}"
+engine() {  # the GTP engine of a run's last checkpoint at 1 s a move
+  echo "python -m agz_jax.gtp --checkpoint $1 --algorithm puct --seconds-per-move 1 --seed {seed} --quiet"
+}
+case $phase in
+  train)
+    seconds=${1:?seconds per run} root=${2:-workdir/encodings}
+    for run in agz17 katago; do
+      python -m agz_jax.launch --config configs/zero_9x9_cpu.py --workdir "$root/$run" \
+          --time_limit "$seconds" --config.model.encoding="${encoding[$run]}"
+    done ;;
+  match)
+    root=${1:-workdir/encodings} out=${2:-matches/encodings} h2h=${3:-60} vs=${4:-40}
+    mkdir -p "$out"
+    python -m agz_jax.match --names agz17 katago --black "$(engine "$root/agz17")" \
+        --white "$(engine "$root/katago")" --games "$h2h" --size 9 --komi 7.5 --parallel 1 \
+        --seed 0 --out "$out/agz17_vs_katago"
+    for run in agz17 katago; do
+      python -m agz_jax.match --names "$run" gnugo-l10 --black "$(engine "$root/$run")" \
+          --white "$gnugo10" --games "$vs" --size 9 --komi 7.5 --parallel 1 --seed 100 \
+          --out "$out/${run}_vs_gnugo10"
+    done ;;
+  curve)
+    root=${1:-workdir/encodings} out=${2:-matches/encodings} every=${3:-3} pair_games=${4:-16}
+    players=() anchor=""
+    for run in agz17 katago; do
+      steps=$(ls "$root/$run/checkpoints" | grep -E '^[0-9]+$' | sort -n)
+      last=$(echo "$steps" | tail -1)
+      for s in $( (echo "$steps" | awk -v k="$every" 'NR % k == 0'; echo "$last") | sort -nu); do
+        players+=(--player "$run@$s=$root/$run/checkpoints/$s")
+        anchor=${anchor:-$run@$s}
+      done
+    done
+    mkdir -p "$out"
+    # One round robin of both runs' checkpoints at 32 simulations (Gumbel, as they trained),
+    # the first rated checkpoint of the agz17 run at 0.
+    python -m agz_jax.tournament "${players[@]}" --games "$pair_games" --simulations 32 \
+        --out "$out/round_robin"
+    python -m agz_jax.ratings "$out/round_robin" --anchor "$anchor" --json "$out/ratings.json"
+    python -m agz_jax.plot --workdir "$root/agz17" --workdir "$root/katago" \
+        --ratings "$out/ratings.json" --out "$out" ;;
+  *) echo "unknown phase $phase: train, match or curve" >&2; exit 2 ;;
+esac
