@@ -190,6 +190,7 @@ def test_the_symmetries_commute_with_the_planes():
 
 def test_the_network_reads_the_global_features_as_a_bias_per_channel():
   assert nets.GLOBAL_INPUTS["katago"] == katago.NUM_GLOBAL
+  assert nets.GLOBAL_INPUTS["katago_noladders"] == katago.NUM_GLOBAL  # the same planes
   config = {"kind": "resnet", "blocks": 1, "channels": 8, "value_hidden": 8, "dtype": "float32",
             "encoding": "katago"}
   model = nets.make(config, num_actions=82)
@@ -203,6 +204,9 @@ def test_the_network_reads_the_global_features_as_a_bias_per_channel():
   other[..., 27] = -other[..., 27]       # the other side's komi
   logits2, value2 = model.apply(variables, jnp.asarray(other))
   assert not np.allclose(np.asarray(logits), np.asarray(logits2))
+  without = nets.make(dict(config, encoding="katago_noladders"), num_actions=82)
+  assert without.init(jax.random.PRNGKey(0), jnp.asarray(x))["params"]["global_inputs"][
+      "kernel"].shape == (katago.NUM_GLOBAL, 8)
   # The other encodings are as they were: no global input.
   plain = nets.make(dict(config, encoding="agz17"), num_actions=82)
   assert "global_inputs" not in plain.init(jax.random.PRNGKey(0), jnp.zeros((1, 9, 9, 17)))["params"]

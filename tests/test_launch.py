@@ -91,6 +91,21 @@ def test_trains_logs_and_checkpoints(tmp_path):
     assert record.result.endswith("+R") or bool(states[-1].terminated) or len(record.moves) == 12
 
 
+def test_a_run_on_katagos_inputs_trains_and_its_network_reads_them(tmp_path):
+  """The encoding with global features end to end: self-play, training and a checkpoint whose
+  network has the global input (nets.GLOBAL_INPUTS), as bench/encoding_pair.sh runs it."""
+  run(tmp_path, 3, "--config.model.encoding=katago_noladders", "--config.checkpoint.every=3")
+  rows = [json.loads(l) for l in open(tmp_path / "metrics.jsonl")]
+  assert rows[-1]["trained"] == 1.0 and np.isfinite(rows[-1]["loss_policy"])
+  config, variables = checkpoint.load_network(str(tmp_path))
+  assert config.model.encoding == "katago_noladders"
+  from agz_jax import nets  # pylint: disable=import-outside-toplevel
+  assert nets.GLOBAL_INPUTS["katago_noladders"] > 0
+  assert "global" in str(list(variables["params"])).lower()  # the globals' projection
+  first, last = saved_params(tmp_path, 0), saved_params(tmp_path, 3)
+  assert max(np.max(np.abs(a - b)) for a, b in zip(first, last, strict=True)) > 1e-3
+
+
 def test_kill_9_then_resume_matches_uninterrupted_run(tmp_path):
   killed, straight = tmp_path / "killed", tmp_path / "straight"
   proc = subprocess.Popen(launch_cmd(killed, 100, "--config.checkpoint.every=1"), cwd=REPO,

@@ -21,7 +21,7 @@ VALUE_ONLY = ("value",)
 # Encodings whose last planes are global features (constant over the board), and how many:
 # a resnet reading one takes them as KataGo does (AlphaZeroNet.global_inputs). The count is
 # the encoding's own (go.global_features); a test holds the two equal.
-GLOBAL_INPUTS = {"katago": 8}
+GLOBAL_INPUTS = {"katago": 8, "katago_noladders": 8}
 
 
 def compute_dtype(name: str):
