@@ -5,7 +5,7 @@
 # 10 at 1 s a move (PUCT, a tree on each core), and both runs' checkpoints rated together
 # against training time in one picture.
 #
-#   bench/encoding_pair.sh train SECONDS [ROOT]   # the two runs, SECONDS each (3600 or more)
+#   bench/encoding_pair.sh train SECONDS [ROOT] [RUN...]   # the runs (agz17 katago), SECONDS each
 #   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES]   # 60 and 40 by default
 #   bench/encoding_pair.sh curve [ROOT] [OUT] [EVERY_NTH_CHECKPOINT] [GAMES_PER_PAIR]
 #
@@ -24,7 +24,10 @@ engine() {  # the GTP engine of a run's last checkpoint at 1 s a move
 case $phase in
   train)
     seconds=${1:?seconds per run} root=${2:-workdir/encodings}
-    for run in agz17 katago; do
+    shift $(( $# < 2 ? $# : 2 ))
+    [ $# -gt 0 ] || set -- agz17 katago
+    for run in "$@"; do
+      [ -n "${encoding[$run]:-}" ] || { echo "unknown run $run: agz17 or katago" >&2; exit 2; }
       python -m agz_jax.launch --config configs/zero_9x9_cpu.py --workdir "$root/$run" \
           --time_limit "$seconds" --config.model.encoding="${encoding[$run]}"
     done ;;
