@@ -9,6 +9,7 @@ import jax
 from agz_jax import alphago, go, search
 from agz_jax.game import Game
 from agz_jax.players._base import NetworkPlayer
+from agz_jax.players.alphago_player import rollout_policy
 from agz_jax.players.clock import SearchClock
 from agz_jax.players.network import Network, batch, candidates, search_positions
 from agz_jax.players.protocol import Analysis
@@ -144,7 +145,6 @@ class SearchPlayer(NetworkPlayer):
                                            encoding=network.encoding)
         variables = network.variables
       else:
-        from agz_jax.players.alphago_player import rollout_policy  # pylint: disable=import-outside-toplevel
         leaf = alphago.LeafSettings(prior="sl", beta=1.0, mixing=rollouts.mixing,
                                     rollouts_per_leaf=rollouts.per_leaf,
                                     lambda_from_move=rollouts.from_move)
