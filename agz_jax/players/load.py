@@ -51,7 +51,13 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     FileNotFoundError: no checkpoint at `spec`.
     ValueError: a bundle or spec that does not read.
   """
+  given = (sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
+           + (["rollouts"] if rollouts is not None else []))
+  settings = f"search settings ({', '.join(given)})"
   if spec == "random":
+    if given:
+      raise ValueError(f"{settings} are for a network that searches, not the random player: "
+                       f"drop them")
     return RandomPlayer(seed)
   if alphago_player.is_bundle(spec):
     if rollouts is not None:
@@ -64,11 +70,9 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
                      "positions inside an AlphaGo search, not alone")
   if policy_only or simulations <= 0 or not network.has_value:
-    if search_settings or (leaves or 1) > 1 or rollouts is not None:
-      given = (sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
-               + (["rollouts"] if rollouts is not None else []))
-      raise ValueError(f"search settings ({', '.join(given)}) are for a player that searches; "
-                       f"drop them or give it simulations and a value")
+    if given:
+      raise ValueError(f"{settings} are for a player that searches; drop them or give it "
+                       f"simulations and a value")
     return PolicyPlayer(network, seed=seed, sample_moves=sample_moves)
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
                       considered_actions=considered_actions, reuse_tree=reuse_tree,
