@@ -167,6 +167,47 @@ def test_sprt_decides_streams(results, decision, games):
                        if games else "(-2.94, 2.94)")
 
 
+@pytest.mark.parametrize("p, rel", [(0.5, 0.02), (0.55, 0.02), (0.6, 0.05)])
+def test_pairs_of_independent_games_give_walds_llr(p, rel):
+  # Pairs of independent games with A winning each with chance p: the pentanomial LLR's normal
+  # approximation is Wald's over as many games, to a few percent over 1000s of pairs.
+  test = match.Sprt(0, 50)
+  n = 100_000
+  pairs = [n * (1 - p) ** 2, 0, n * 2 * p * (1 - p), 0, n * p ** 2]
+  assert test.pair_llr(pairs) == pytest.approx(test.llr(2 * n * p, 2 * n * (1 - p)), rel=rel)
+
+
+def test_split_pairs_accept_h0_where_games_counted_alone_cannot():
+  # Each opening won by its colour: two games a pair, one each. Counted as games this is an
+  # even score (about -0.02 a pair, ~143 pairs to H0); counted as pairs it is an even score
+  # with little spread, which only an even match gives: H0 after 12 pairs.
+  test = match.Sprt(0, 50)
+  decided = [n for n in range(1, 40) if test.decide(test.pair_llr([0, 0, n, 0, 0]))]
+  assert decided[0] == 12 and test.decide(test.pair_llr([0, 0, 12, 0, 0])) == "H0"
+  assert all(test.decision(n, n) is None for n in range(1, 40))
+  # A wins every pair: H1, sooner than 23 wins counted one by one.
+  won = [n for n in range(1, 40) if test.decide(test.pair_llr([0, 0, 0, 0, n]))]
+  assert test.decide(test.pair_llr([0, 0, 0, 0, won[0]])) == "H1" and 2 * won[0] < 23
+  # No pair, no evidence; pairs lost say more against H1 than split ones.
+  assert test.pair_llr([0, 0, 0, 0, 0]) == 0
+  assert test.pair_llr([3, 0, 0, 0, 0]) < test.pair_llr([0, 0, 3, 0, 0]) < 0
+  assert test.pair_llr([0, 0, 0, 0, 3]) > 0
+  line = test.report(test.pair_llr([0, 0, 12, 0, 0]), "12 pairs")
+  assert line.endswith(", 12 pairs: H0 accepted (A is +0 Elo)")
+
+
+def test_pair_counts_score_whole_pairs_only():
+  lines = [{"game": 0, "winner": "A", "opening": 0}, {"game": 1, "winner": "A", "opening": 0},
+           {"game": 3, "winner": None, "opening": 1}, {"game": 2, "winner": "B", "opening": 1},
+           {"game": 5, "winner": "B", "opening": 2}, {"game": 4, "winner": "A", "opening": 2},
+           {"game": 6, "winner": "A", "opening": 3},  # its pair is not played yet
+           {"game": 8, "winner": "A"}, {"game": 9, "winner": "A"}]  # no opening: no pair
+  assert match.pair_counts(lines, "A") == [0, 1, 1, 0, 1]
+  assert match.pair_counts(lines, "B") == [1, 0, 1, 1, 0]
+  with pytest.raises(ValueError, match="pairs are five counts"):
+    match.Sprt(0, 50).pair_llr([1, 2, 3])
+
+
 @pytest.mark.parametrize("args, message", [
     ((50, 0), "must be ordered, ELO0 < ELO1: got 50 and 0"),
     ((10, 10), "must be ordered"),
@@ -224,6 +265,26 @@ def test_match_stops_when_the_sprt_decides(tmp_path, fake, a, b, decision):
   again = match.run_match([fake(a), fake(b)], ["A", "B"], games=30, size=5, komi=0.5, out=out,
                           parallel=1, sprt=test, log=lambda line: None)
   assert again == results
+
+
+@pytest.mark.subprocess
+def test_a_match_from_openings_tests_whole_pairs(tmp_path, fake):
+  # A wins every game, so every pair: the test moves only when a pair is whole, and stops at
+  # the first pair count whose LLR crosses the upper bound.
+  cfg = go.GoConfig(size=5, komi=0.5)
+  (tmp_path / "o.sgf").write_text("(;SZ[5];B[cc];W[bb];B[dd])")
+  openings = match.load_openings(str(tmp_path), cfg, 2)
+  test = match.Sprt(0, 200)
+  needed = next(n for n in range(1, 20) if test.decide(test.pair_llr([0, 0, 0, 0, n])))
+  lines = []
+  results = match.run_match([fake("pass"), fake("a1")], ["A", "B"], games=30, size=5,
+                            komi=0.5, out=str(tmp_path / "out"), parallel=1, sprt=test,
+                            openings=openings, log=lines.append)
+  assert len(results) == 2 * needed and all(r["winner"] == "A" for r in results)
+  tests = [line for line in lines if line.startswith("SPRT [0, 200]")]
+  assert len(tests) == 2 * needed
+  assert tests[0].split("LLR ")[1].startswith("0.00") and tests[0].endswith(", 0 pairs")
+  assert tests[-1].endswith(f", {needed} pairs: H1 accepted (A is +200 Elo)")
 
 
 @pytest.mark.subprocess

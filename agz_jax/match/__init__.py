@@ -25,7 +25,8 @@ a rare superko repetition loses it the game here.
 probability ratio test accepts H0 (A is ELO0 Elo stronger than B) or H1 (ELO1), printing
 the log-likelihood ratio and its bounds after each game (match.sprt); `--openings FILE`
 starts each pair of games, colours swapped, from the first --opening-moves moves of one
-game of an SGF file or folder, so that the pair differs only in who plays which side.
+game of an SGF file or folder, so that the pair differs only in who plays which side, and
+the test then counts whole pairs (their five possible scores: the pentanomial model).
 
 Output: DIR/games/NNNN.sgf, one JSON line per game in DIR/results.jsonl (read
 by agz_jax.ratings), each engine process's stderr in DIR/logs/. Running the
@@ -37,9 +38,9 @@ from agz_jax.match.cli import main
 from agz_jax.match.process import EngineFailure, EngineStartError, GtpProcess, GtpRefused
 from agz_jax.match.referee import Outcome, load_openings, play_game
 from agz_jax.match.report import default_name, player_names, summary
-from agz_jax.match.runner import a_record, run_match
+from agz_jax.match.runner import a_record, pair_counts, run_match
 from agz_jax.match.sprt import Sprt
 
 __all__ = ["EngineFailure", "EngineStartError", "GtpProcess", "GtpRefused", "Outcome", "Sprt",
-           "a_record", "default_name", "load_openings", "main", "play_game", "player_names",
-           "run_match", "summary"]
+           "a_record", "default_name", "load_openings", "main", "pair_counts", "play_game",
+           "player_names", "run_match", "summary"]

@@ -8,7 +8,7 @@ import jax
 from agz_jax import go
 from agz_jax.match.referee import load_openings
 from agz_jax.match.report import player_names, summary
-from agz_jax.match.runner import a_record, run_match
+from agz_jax.match.runner import run_match, sprt_llr
 from agz_jax.match.sprt import Sprt
 
 
@@ -63,5 +63,5 @@ def main(argv=None):
     sys.exit(f"match: interrupted; finished games are in {args.out} (the same command goes on)")
   print(summary(names, results))
   if test is not None:
-    print(test.line(*a_record(results, names[0])))
+    print(test.report(*sprt_llr(test, results, names[0], paired=openings is not None)))
 

@@ -36,8 +36,11 @@ class _Match:
     self.interrupted = False
     self.fatal = None
     self.processes = set()
-    if sprt is not None and sprt.decision(*a_record(self.results, names[0])) is not None:
+    if sprt is not None and sprt.decide(self.sprt_llr()[0]) is not None:
       self.todo = []  # a resumed match whose test had already ended
+
+  def sprt_llr(self) -> tuple[float, str]:
+    return sprt_llr(self.sprt, self.results, self.names[0], paired=bool(self.openings))
 
   def opening(self, game: int) -> int | None:
     """The opening of `game`: a pair of games (2k, 2k + 1), colours swapped, shares one."""
@@ -102,9 +105,9 @@ class _Match:
                f"{len(outcome.moves)} moves, {seconds:.1f} s | {a} {wins[a]} - {wins[b]} {b}"
                + (f" ({draws} draws)" if draws else ""))
       if self.sprt is not None:
-        record = a_record(self.results, a)
-        self.log(self.sprt.line(*record))
-        if self.sprt.decision(*record) is not None:
+        llr, counted = self.sprt_llr()
+        self.log(self.sprt.report(llr, counted))
+        if self.sprt.decide(llr) is not None:
           self.stop.set()  # games under way still finish and are recorded
 
   def worker(self, worker: int):
@@ -158,6 +161,31 @@ def a_record(results: list[dict], name: str) -> tuple[int, int, int]:
   return wins, len(results) - wins - draws, draws
 
 
+def pair_counts(results: list[dict], name: str) -> list[int]:
+  """How many whole pairs of games (2k and 2k + 1, one opening, colours swapped) scored the
+  player `name` 0, 1/2, 1, 3/2 and 2 points."""
+  pairs = {}
+  for r in results:
+    if r.get("opening") is not None:
+      pairs.setdefault(r["game"] // 2, []).append(r)
+  counts = [0] * 5
+  for games in pairs.values():
+    if len(games) == 2:
+      points = sum(1.0 if r["winner"] == name else 0.5 if r["winner"] is None else 0.0
+                   for r in games)
+      counts[round(2 * points)] += 1
+  return counts
+
+
+def sprt_llr(sprt: Sprt, results: list[dict], name: str, paired: bool) -> tuple[float, str]:
+  """The test's LLR for the player `name` and what it counted: whole pairs of games where
+  `paired` (they share openings), else games."""
+  if paired:
+    pairs = pair_counts(results, name)
+    return sprt.pair_llr(pairs), f"{sum(pairs)} pairs"
+  return sprt.llr(*a_record(results, name)), ""
+
+
 def _read_done(out: str, names: list[str], cfg: go.GoConfig) -> list[dict]:
   """Games already in out/results.jsonl (a resumed match); refuses results of another match."""
   path = os.path.join(out, "results.jsonl")
@@ -195,7 +223,8 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
     max_moves: the game is scored after this many moves (default 2 * size * size).
     timeout: seconds per command; startup_timeout: for the first command of each kind.
     seed: the first '{seed}' value.
-    sprt: a sequential test of A against B (match.Sprt): its line is logged after each game
+    sprt: a sequential test of A against B (match.Sprt), over pairs of games where they share
+      openings, else over games: its line is logged after each game
       and no game starts once it has accepted H0 or H1 (those under way finish); `games`
       is then the most that may be played.
     openings: action sequences (load_openings); games 2k and 2k + 1 both start from opening

@@ -9,16 +9,33 @@ Wald's log-likelihood ratio
 (W wins and L losses of A, a draw counting half of each) is compared with Wald's bounds
 ln(beta / (1 - alpha)) below and ln((1 - beta) / alpha) above: crossing the upper bound
 accepts H1, the lower one H0, with error rates at most alpha (H1 accepted when H0 holds)
-and beta (the reverse). Games are counted one by one (a pair of games from one opening with
-colours swapped counts as two), under the logistic model as the match's Elo figures are.
+and beta (the reverse). Games are counted one by one under the logistic model, as the match's
+Elo figures are.
+
+Pairs of games from one opening with colours swapped are counted as pairs instead (the
+pentanomial model of fishtest): a pair scores A 0, 1/2, 1, 3/2 or 2 points, and where the opening
+decides much of the result (each colour wins its game of the pair) a split pair says far more
+about A against B than two independent games would. The pairs' mean score per game mu and its
+variance per pair var give the generalised test's normal approximation
+
+    LLR = N (s1 - s0) (2 mu - s0 - s1) / (2 var),    s = expected score at elo0 and elo1,
+
+over N pairs. A variance read from a handful of pairs can be near zero (three split pairs), so
+one pseudo-pair of two independent even games (1/4, 0, 1/2, 0, 1/4) is added to the counts
+before mu and var are read: the test starts from the independent games' variance and moves to
+the observed one as pairs come in. Over many pairs of independent games it agrees with Wald's
+form above.
 """
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 from agz_jax.stats import ELO_PER_LOG_ODDS
 
 H0, H1 = "H0", "H1"
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # A's score per game in a pair of 0 .. 2 points
+PAIR_PRIOR = (0.25, 0.0, 0.5, 0.0, 0.25)  # one pseudo-pair: two independent even games
 
 
 def expected_score(elo: float) -> float:
@@ -66,21 +83,49 @@ class Sprt:
     w, l = wins + draws / 2, losses + draws / 2
     return w * math.log(p1 / p0) + l * math.log((1 - p1) / (1 - p0))
 
-  def decision(self, wins: float, losses: float, draws: float = 0) -> str | None:
-    """H0 or H1 once a bound is crossed, else None (play on)."""
-    llr = self.llr(wins, losses, draws)
+  def pair_llr(self, pairs: Sequence[float]) -> float:
+    """The log-likelihood ratio after pairs of games (the pentanomial model).
+
+    Args:
+      pairs: how many pairs scored A 0, 1/2, 1, 3/2 and 2 points (five counts).
+    """
+    if len(pairs) != len(PAIR_SCORES) or min(pairs) < 0:
+      raise ValueError(f"pairs are five counts (A scored 0, 1/2, 1, 3/2, 2 points), got {pairs}")
+    n = sum(pairs)
+    if n == 0:
+      return 0.0
+    counts = [c + prior for c, prior in zip(pairs, PAIR_PRIOR)]
+    total = sum(counts)
+    mu = sum(c * x for c, x in zip(counts, PAIR_SCORES)) / total
+    var = sum(c * (x - mu) ** 2 for c, x in zip(counts, PAIR_SCORES)) / total
+    s0, s1 = expected_score(self.elo0), expected_score(self.elo1)
+    return n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
+
+  def decide(self, llr: float) -> str | None:
+    """H0 or H1 once `llr` crosses a bound, else None (play on)."""
     if llr >= self.upper:
       return H1
     if llr <= self.lower:
       return H0
     return None
 
-  def line(self, wins: float, losses: float, draws: float = 0) -> str:
-    """One progress line: 'SPRT [0, 50]: LLR 1.23 (-2.94, 2.94)' and the decision, if any."""
+  def decision(self, wins: float, losses: float, draws: float = 0) -> str | None:
+    """H0 or H1 once a bound is crossed by these results of A, else None (play on)."""
+    return self.decide(self.llr(wins, losses, draws))
+
+  def report(self, llr: float, counted: str = "") -> str:
+    """One progress line: 'SPRT [0, 50] (...): LLR 1.23 (-2.94, 2.94)', what was counted if
+    given ('9 pairs') and the decision, if any."""
     text = (f"SPRT [{self.elo0:g}, {self.elo1:g}] (alpha {self.alpha:g}, beta {self.beta:g}): "
-            f"LLR {self.llr(wins, losses, draws):.2f} ({self.lower:.2f}, {self.upper:.2f})")
-    decided = self.decision(wins, losses, draws)
+            f"LLR {llr:.2f} ({self.lower:.2f}, {self.upper:.2f})")
+    if counted:
+      text += f", {counted}"
+    decided = self.decide(llr)
     if decided is not None:
       elo = self.elo1 if decided == H1 else self.elo0
       text += f": {decided} accepted (A is {elo:+g} Elo)"
     return text
+
+  def line(self, wins: float, losses: float, draws: float = 0) -> str:
+    """The progress line after these results of A, games counted one by one."""
+    return self.report(self.llr(wins, losses, draws))
