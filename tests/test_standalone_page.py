@@ -99,9 +99,9 @@ def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpo
   site = tmp_path / "site"
   assert standalone.main(["--checkpoint", dots_checkpoint, "--out", str(site), "--simulations",
                           "16", "--onnxruntime-web", onnxruntime_web]) == 0
-  assert sorted(os.listdir(site)) == ["boxes_rules.js", "go_rules.js", "index.html",
-                                      "network.onnx", "ort", "puct.js", "settings.json",
-                                      "standalone.js"]
+  assert sorted(os.listdir(site)) == ["boxes_rules.js", "go_endgame.js", "go_rules.js",
+                                      "index.html", "network.onnx", "ort", "puct.js",
+                                      "settings.json", "standalone.js"]
   moves, you, engine, text, clicks = _play_by_clicks(site, "rect.line.free")
   # Every line drawn once, each legal by the Python rules, the engine's and ours alike.
   cfg = db.DotsConfig(2, 3)
@@ -132,7 +132,11 @@ def test_the_page_plays_go_too(tmp_path, onnxruntime_web):
   for action in moves:
     assert go.illegal_reason(cfg, state, action) is None, (action, moves)
     state = go.step(cfg, state, action)
-  assert bool(state.terminated) and clicks >= 7 and cfg.pass_action in moves
+  assert clicks >= 7 and cfg.pass_action in moves
+  if "resigned" in text:  # the engine's endgame rules: a lost count may end it early
+    assert not bool(state.terminated) and "the engine resigned, you won" in text
+    return
+  assert bool(state.terminated)
   owner = np.asarray(go.ownership(cfg, state))
   assert (you, engine) == (float((owner == go.BLACK).sum()),
                            float((owner == go.WHITE).sum()) + cfg.komi)

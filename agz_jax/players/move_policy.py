@@ -173,8 +173,8 @@ def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: Analysis, behin
 
 def pressing_move(cfg: go.GoConfig, state: go.GoState) -> int | None:
   """For a mover whom the count puts behind and whose search offers nothing to play: a
-  sensible move on a liberty of the opponent's chain with the fewest liberties (more stones
-  first among equals), which captures it or leaves the new stone two liberties or more; else
+  sensible move on a liberty of the opponent's chain with the fewest liberties (more stones,
+  then the smaller first point, first among equals), which captures it or leaves the new stone two liberties or more; else
   any sensible move that leaves it two or more; None where there is neither. Under area
   scoring a stone played inside either side's area costs no point, and a pass there hands the
   opponent a count it may end the game on."""
@@ -203,7 +203,7 @@ def pressing_move(cfg: go.GoConfig, state: go.GoState) -> int | None:
     return len(libs - {point}) >= 2
 
   opponents = sorted({int(c) for c in chain[board == -me]},
-                     key=lambda c: (len(liberties.get(c, ())), -int(np.sum(chain == c))))
+                     key=lambda c: (len(liberties.get(c, ())), -int(np.sum(chain == c)), c))
   for c in opponents:
     for point in sorted(liberties.get(c, ())):
       if allowed[point] and keeps_two(point):

@@ -11,8 +11,9 @@ network as ONNX (network.onnx, agz_jax.onnx_export), settings.json (the game and
 simulations per move and the search settings of the network's training run) and ONNX Runtime
 Web (ort/), taken from the npm registry when the folder is written (`npm pack`; or
 --onnxruntime-web FILE.tgz, the package as npm packs it), so that the page fetches nothing
-from elsewhere when it runs. The page's engine plays its search's move: the GTP engine's
-endgame rules (dame, resignation) are not in it.
+from elsewhere when it runs. In Go the page's engine settles the game by the GTP engine's
+endgame rules (go_endgame.js: no own eye filled, no pass that hands over points, resignation
+where random playouts agree).
 """
 
 import argparse
@@ -32,7 +33,7 @@ ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-th
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 PAGE_FILES = {"standalone.html": "index.html", "standalone.js": "standalone.js",
               "boxes_rules.js": "boxes_rules.js", "go_rules.js": "go_rules.js",
-              "puct.js": "puct.js"}
+              "go_endgame.js": "go_endgame.js", "puct.js": "puct.js"}
 
 
 class ExportError(ValueError):

@@ -1,16 +1,19 @@
 // The page of `python -m agz_jax.web.standalone`: Dots and Boxes or Go against an AlphaZero
 // network that runs in the browser (ONNX Runtime Web, the network as network.onnx), searched
 // by the players' PUCT search in JavaScript (puct.js) on the rules in JavaScript
-// (boxes_rules.js, go_rules.js). settings.json (written by the export) holds the game and its
+// (boxes_rules.js, go_rules.js); in Go the engine settles the game as the GTP engine does
+// (go_endgame.js: no own eye filled, no pass that hands over points, resignation where a
+// count agrees). settings.json (written by the export) holds the game and its
 // board, the simulations per move and the search settings of the network's training run.
 //
-// For tests and curious readers the game is window.agzGame: {moves, state, status}, status
-// one of "loading", "your-move", "thinking", "over", "error" (also the #status element's
-// data-status).
+// For tests and curious readers the game is window.agzGame: {moves, state, status, resigned},
+// status one of "loading", "your-move", "thinking", "over", "error" (also the #status element's
+// data-status), resigned true once the engine has resigned.
 
 import * as ort from "./ort/ort.wasm.min.mjs";
 import * as boxes from "./boxes_rules.js";
 import * as go from "./go_rules.js";
+import * as endgame from "./go_endgame.js";
 import {search} from "./puct.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -36,6 +39,7 @@ const VIEWS = {
     shape: [1, 2 * s.rows + 1, 2 * s.cols + 1, 6],
     searchGame: boxes.searchGame(s.rows, s.cols),
     canPass: false,
+    endgame: null,
     firstPlayer: boxes.FIRST,
     draw(board, game, onMove) {
       const state = game.state;
@@ -81,6 +85,7 @@ const VIEWS = {
     shape: [1, s.size, s.size, 2 * go.HISTORY + 1],
     searchGame: go.searchGame(s.size),
     canPass: true,
+    endgame,
     firstPlayer: go.BLACK,
     draw(board, game, onMove) {
       const state = game.state;
@@ -120,7 +125,7 @@ const VIEWS = {
   }),
 };
 
-const game = {moves: [], state: null, status: "loading", engine: 0, last: -1};
+const game = {moves: [], state: null, status: "loading", engine: 0, last: -1, resigned: false};
 window.agzGame = game;
 const statusEl = document.getElementById("status");
 const scoreEl = document.getElementById("score");
@@ -175,9 +180,23 @@ function play(action) {
 
 function finish() {
   const [you, engine] = view.points(game.state, game.engine);
-  setStatus("over", you > engine ? "Game over: you won." : you < engine
+  setStatus("over", game.resigned ? "Game over: the engine resigned, you won."
+    : you > engine ? "Game over: you won." : you < engine
     ? "Game over: the engine won." : "Game over: a draw.");
   draw();
+}
+
+/** The engine's move in the current position, or null where it resigns. */
+async function engineMove() {
+  const state = game.state;
+  const rules = view.endgame;
+  const opponentPassed = game.moves.length > 0 && game.last === settings.size ** 2;
+  if (rules?.passesAtOnce(state, opponentPassed)) return settings.size ** 2;
+  const found = await search(view.searchGame, state, evaluate, settings.simulations,
+                             settings.search);
+  if (!rules) return found.action;
+  if (rules.resigns(state, found)) return null;
+  return rules.settle(state, found, opponentPassed);
 }
 
 async function engineMoves() {
@@ -185,13 +204,17 @@ async function engineMoves() {
   while (!rules.isOver(game.state) && rules.toPlay(game.state) === game.engine) {
     setStatus("thinking", "The engine is thinking…");
     draw();
-    const found = await search(view.searchGame, game.state, evaluate, settings.simulations,
-                               settings.search);
-    play(found.action);
+    const action = await engineMove();
+    if (action === null) {
+      game.resigned = true;
+      break;
+    }
+    play(action);
   }
-  if (rules.isOver(game.state)) finish();
+  if (game.resigned || rules.isOver(game.state)) finish();
   else {
-    setStatus("your-move", "Your move.");
+    const passed = view.canPass && game.last === settings.size ** 2;
+    setStatus("your-move", passed ? "The engine passed. Your move." : "Your move.");
     draw();
   }
 }
@@ -211,6 +234,7 @@ async function newGame() {
   game.state = view.newGame();
   game.moves = [];
   game.last = -1;
+  game.resigned = false;
   await engineMoves();
 }
 

@@ -1,0 +1,219 @@
+// The GTP engine's endgame rules (agz_jax/players/move_policy.py) in plain JavaScript, so that
+// the page's Go engine settles a game as the engine does in Sabaki or GoGui: the search
+// proposes a move, these rules decide what is played. An ES module over go_rules.js's states.
+//
+// - Pass at once when the opponent passed and the Tromp-Taylor score favours the mover.
+// - Never fill one of the mover's own eyes while another candidate fills none (an eye: an
+//   empty point whose neighbours are all the mover's stones or the edge, with at most one
+//   diagonal held by the opponent, none on the edge: go.sensible_moves).
+// - Never pass while a neutral point is left whose filling raises the mover's score and
+//   leaves the new stone two liberties or more (dameToFill).
+// - Never pass while the count is against the mover: play a candidate that fills no own eye,
+//   a worthwhile neutral point, or a liberty of the opponent's weakest chain (pressingMove).
+// - Resign when the search's win rate is below RESIGN_THRESHOLD, after half the points' moves,
+//   and random playouts of the position agree (fewer than RESIGN_PLAYOUT_WINS of PLAYOUTS won).
+//
+// The search's result is {action, visits: [A], value}: its candidates are the visited actions,
+// most visited first (the chosen action first among equals), as players.Analysis lists them.
+
+import {EMPTY, isOver, legalMoves, ownership, passAction, play, score} from "./go_rules.js";
+
+export const RESIGN_THRESHOLD = 0.05;
+export const PLAYOUTS = 64;
+export const RESIGN_PLAYOUT_WINS = 0.25;
+
+function neighbours(size, point) {
+  const r = Math.floor(point / size);
+  const c = point % size;
+  const out = [];
+  if (r > 0) out.push(point - size);
+  if (r < size - 1) out.push(point + size);
+  if (c > 0) out.push(point - 1);
+  if (c < size - 1) out.push(point + 1);
+  return out;
+}
+
+/** [P] bool: the mover's own eyes (go.features.own_eyes). */
+export function ownEyes(state) {
+  const {size, board, toPlay: me} = state;
+  return board.map((stone, point) => {
+    if (stone !== EMPTY) return false;
+    if (!neighbours(size, point).every((q) => board[q] === me)) return false;
+    const r = Math.floor(point / size);
+    const c = point % size;
+    let defects = 0;
+    let edge = false;
+    for (const [dr, dc] of [[-1, -1], [-1, 1], [1, -1], [1, 1]]) {
+      const rr = r + dr;
+      const cc = c + dc;
+      if (rr < 0 || rr >= size || cc < 0 || cc >= size) edge = true;
+      else if (board[rr * size + cc] === -me) defects += 1;
+    }
+    return defects + (edge ? 1 : 0) < 2;
+  });
+}
+
+/** [P + 1] bool: the legal points that fill none of the mover's eyes; the pass false
+ * (go.sensible_moves). */
+export function sensible(state) {
+  const out = new Array(state.size * state.size + 1).fill(false);
+  const eyes = ownEyes(state);
+  for (const action of legalMoves(state)) {
+    if (action < eyes.length && !eyes[action]) out[action] = true;
+  }
+  return out;
+}
+
+/** {chainOf: [P] chain number (-1 on empty points), stones: [chain] points, liberties: [chain]
+ * Set of empty points}, chains numbered by their smallest point's order. */
+function chains(state) {
+  const {size, board} = state;
+  const chainOf = new Array(board.length).fill(-1);
+  const stones = [];
+  const liberties = [];
+  for (let start = 0; start < board.length; start++) {
+    if (board[start] === EMPTY || chainOf[start] >= 0) continue;
+    const id = stones.length;
+    const chain = [start];
+    const libs = new Set();
+    chainOf[start] = id;
+    for (let i = 0; i < chain.length; i++) {
+      for (const q of neighbours(size, chain[i])) {
+        if (board[q] === EMPTY) libs.add(q);
+        else if (board[q] === board[start] && chainOf[q] < 0) {
+          chainOf[q] = id;
+          chain.push(q);
+        }
+      }
+    }
+    stones.push(chain);
+    liberties.push(libs);
+  }
+  return {chainOf, stones, liberties};
+}
+
+/** [P] the mover's score gain of filling each neutral point (0 where it may not: not neutral,
+ * not sensible, or the new stone's chain left with fewer than two liberties). */
+export function dameGains(state) {
+  const owner = ownership(state);
+  const allowed = sensible(state);
+  const before = score(state);
+  return owner.map((who, point) => {
+    if (who !== EMPTY || !allowed[point]) return 0;
+    const after = play(state, point);
+    const {chainOf, liberties} = chains(after);
+    if (liberties[chainOf[point]].size < 2) return 0;
+    return state.toPlay * (score(after) - before);
+  });
+}
+
+/** A neutral point worth filling (move_policy.dame_to_fill): the first of `prefer` whose
+ * filling raises the mover's score, else the one that raises it most (the first of equals);
+ * null where none does. */
+export function dameToFill(state, prefer = []) {
+  const gains = dameGains(state);
+  for (const action of prefer) if (action < gains.length && gains[action] > 0) return action;
+  let best = 0;
+  for (let p = 1; p < gains.length; p++) if (gains[p] > gains[best]) best = p;
+  return gains[best] > 0 ? best : null;
+}
+
+/** For a mover behind on the count with nothing to play (move_policy.pressing_move): a sensible
+ * liberty of the opponent's chain with the fewest liberties (the most stones, then the smallest
+ * point, first among equals) that captures or leaves the new stone two liberties or more; else
+ * any sensible point that does; null where there is neither. */
+export function pressingMove(state) {
+  const {size, board, toPlay: me} = state;
+  const {chainOf, stones, liberties} = chains(state);
+  const allowed = sensible(state);
+  const keepsTwo = (point) => {
+    const libs = new Set(neighbours(size, point).filter((q) => board[q] === EMPTY));
+    for (const q of neighbours(size, point)) {
+      if (board[q] === me) for (const l of liberties[chainOf[q]]) libs.add(l);
+      else if (board[q] === -me) {
+        const theirs = liberties[chainOf[q]];
+        if (theirs.size === 1 && theirs.has(point)) return true;
+      }
+    }
+    libs.delete(point);
+    return libs.size >= 2;
+  };
+  const opponents = [...stones.keys()].filter((id) => board[stones[id][0]] === -me);
+  opponents.sort((a, b) => liberties[a].size - liberties[b].size ||
+                           stones[b].length - stones[a].length || a - b);
+  for (const id of opponents) {
+    for (const point of [...liberties[id]].sort((a, b) => a - b)) {
+      if (allowed[point] && keepsTwo(point)) return point;
+    }
+  }
+  for (let point = 0; point < board.length; point++) {
+    if (allowed[point] && keepsTwo(point)) return point;
+  }
+  return null;
+}
+
+/** The search's candidates: visited actions, most visited first, `found.action` first among
+ * equals, then by action. */
+export function candidates(found) {
+  const order = [];
+  found.visits.forEach((v, a) => { if (v > 0) order.push(a); });
+  const rank = (a) => -found.visits[a] - (a === found.action ? 0.5 : 0);
+  return order.sort((a, b) => rank(a) - rank(b) || a - b);
+}
+
+/** The action the engine plays of the search's proposal (move_policy._settled): the proposed
+ * move unless it fills an own eye or is a pass that hands over points. */
+export function settle(state, found, opponentPassed) {
+  const pass = passAction(state.size);
+  const {action} = found;
+  const allowed = sensible(state);
+  if (action !== pass && allowed[action]) return action;
+  const proposed = candidates(found);
+  const behind = state.toPlay * score(state) < 0;
+  if (action === pass && !behind) {
+    const dame = opponentPassed ? null : dameToFill(state, proposed);
+    return dame ?? pass;
+  }
+  for (const candidate of proposed) if (candidate !== pass && allowed[candidate]) return candidate;
+  const dame = dameToFill(state);
+  if (dame !== null) return dame;
+  if (behind) {
+    const press = pressingMove(state);
+    if (press !== null) return press;
+  }
+  return action === pass || !behind ? pass : action;
+}
+
+/** The share of `playouts` random games from `state` (sensible moves, uniformly; a pass where
+ * there is none) that the player to move wins by Tromp-Taylor; `random` gives numbers in
+ * [0, 1). */
+export function playoutWins(state, playouts = PLAYOUTS, random = Math.random) {
+  const me = state.toPlay;
+  const limit = 2 * state.size * state.size;
+  let won = 0;
+  for (let i = 0; i < playouts; i++) {
+    let s = state;
+    for (let move = 0; move < limit && !isOver(s); move++) {
+      const allowed = sensible(s);
+      const points = [];
+      allowed.forEach((ok, a) => { if (ok) points.push(a); });
+      s = play(s, points.length ? points[Math.floor(random() * points.length)]
+                                : passAction(s.size));
+    }
+    if (me * score(s) > 0) won += 1;
+  }
+  return won / playouts;
+}
+
+/** Whether the engine resigns after the search: its win rate below RESIGN_THRESHOLD, after half
+ * the points' moves, and the playouts agree that it is behind. */
+export function resigns(state, found, random = Math.random) {
+  const winRate = Math.min(1, Math.max(0, (found.value + 1) / 2));
+  return winRate < RESIGN_THRESHOLD && state.moveCount >= Math.floor(state.board.length / 2) &&
+         playoutWins(state, PLAYOUTS, random) < RESIGN_PLAYOUT_WINS;
+}
+
+/** Whether the engine passes without searching: the opponent passed and the count favours it. */
+export function passesAtOnce(state, opponentPassed) {
+  return opponentPassed && state.toPlay * score(state) > 0;
+}
