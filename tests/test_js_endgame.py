@@ -4,9 +4,6 @@ points and lost groups abound, replayed in Node by tests/js/go_endgame_check.mjs
 
 import functools
 import json
-import os
-import pathlib
-import shutil
 import subprocess
 
 import jax
@@ -16,24 +13,13 @@ import pytest
 from agz_jax import go, players
 from agz_jax.players import move_policy
 from agz_jax.players.network import candidates
+from test_js_rules import ROOT, node  # noqa: F401  pylint: disable=unused-import
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 CHECK_JS = ROOT / "tests" / "js" / "go_endgame_check.mjs"
 # Boards -> (games, every how many moves a position is taken).
 BOARDS = {go.GoConfig(9, komi=7.5): (3, 12), go.GoConfig(5, komi=0.5): (6, 5)}
 
 pytestmark = pytest.mark.subprocess
-
-
-@pytest.fixture(scope="module")
-def node():
-  """The node binary; skipped where there is none, except where AGZ_REQUIRE_NODE=1."""
-  path = shutil.which("node")
-  if path is None:
-    if os.environ.get("AGZ_REQUIRE_NODE") == "1":
-      pytest.fail("AGZ_REQUIRE_NODE=1 but node is not on the PATH")
-    pytest.skip("node is not on the PATH")
-  return path
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -127,7 +113,7 @@ def cases():
 
 
 @pytest.fixture(scope="module")
-def answers(node, cases):
+def answers(node, cases):  # noqa: F811
   done = subprocess.run([node, str(CHECK_JS)], input=json.dumps([p for p, _ in cases]),
                         capture_output=True, text=True, timeout=300, check=False)
   assert done.returncode == 0, done.stderr

@@ -16,21 +16,15 @@
 // The search's result is {action, visits: [A], value}: its candidates are the visited actions,
 // most visited first (the chosen action first among equals), as players.Analysis lists them.
 
-import {EMPTY, isOver, legalMoves, ownership, passAction, play, score} from "./go_rules.js";
+import {EMPTY, chains, isOver, legalMoves, neighbourPoints, ownership, passAction, play,
+        score} from "./go_rules.js";
 
 export const RESIGN_THRESHOLD = 0.05;
 export const PLAYOUTS = 64;
 export const RESIGN_PLAYOUT_WINS = 0.25;
 
 function neighbours(size, point) {
-  const r = Math.floor(point / size);
-  const c = point % size;
-  const out = [];
-  if (r > 0) out.push(point - size);
-  if (r < size - 1) out.push(point + size);
-  if (c > 0) out.push(point - 1);
-  if (c < size - 1) out.push(point + 1);
-  return out;
+  return neighbourPoints(size)[point];
 }
 
 /** [P] bool: the mover's own eyes (go.features.own_eyes). */
@@ -62,34 +56,6 @@ export function sensible(state) {
     if (action < eyes.length && !eyes[action]) out[action] = true;
   }
   return out;
-}
-
-/** {chainOf: [P] chain number (-1 on empty points), stones: [chain] points, liberties: [chain]
- * Set of empty points}, chains numbered by their smallest point's order. */
-function chains(state) {
-  const {size, board} = state;
-  const chainOf = new Array(board.length).fill(-1);
-  const stones = [];
-  const liberties = [];
-  for (let start = 0; start < board.length; start++) {
-    if (board[start] === EMPTY || chainOf[start] >= 0) continue;
-    const id = stones.length;
-    const chain = [start];
-    const libs = new Set();
-    chainOf[start] = id;
-    for (let i = 0; i < chain.length; i++) {
-      for (const q of neighbours(size, chain[i])) {
-        if (board[q] === EMPTY) libs.add(q);
-        else if (board[q] === board[start] && chainOf[q] < 0) {
-          chainOf[q] = id;
-          chain.push(q);
-        }
-      }
-    }
-    stones.push(chain);
-    liberties.push(libs);
-  }
-  return {chainOf, stones, liberties};
 }
 
 /** [P] the mover's score gain of filling each neutral point (0 where it may not: not neutral,

@@ -69,7 +69,8 @@ function neighbourTable(size) {
 const ANALYSES = new WeakMap();
 
 /** The chains of a state's board, computed once per state: {chainOf: [P] chain number or -1 on
- * empty points, stones: [chain] its points, liberties: [chain] its number of liberties}. */
+ * empty points (chains numbered in the order of their smallest point), stones: [chain] its
+ * points, liberties: [chain] its number of liberties, libertySets: [chain] a Set of them}. */
 function analyse(state) {
   let analysis = ANALYSES.get(state);
   if (analysis) return analysis;
@@ -78,6 +79,7 @@ function analyse(state) {
   const chainOf = new Array(board.length).fill(-1);
   const stones = [];
   const liberties = [];
+  const libertySets = [];
   for (let start = 0; start < board.length; start++) {
     if (board[start] === EMPTY || chainOf[start] >= 0) continue;
     const id = stones.length;
@@ -95,10 +97,24 @@ function analyse(state) {
     }
     stones.push(chain);
     liberties.push(libs.size);
+    libertySets.push(libs);
   }
-  analysis = {chainOf, stones, liberties};
+  analysis = {chainOf, stones, liberties, libertySets};
   ANALYSES.set(state, analysis);
   return analysis;
+}
+
+/** The chains of a state's board (shared, not to be changed): {chainOf: [P] chain number, -1 on
+ * empty points, in the order of the chains' smallest points; stones: [chain] its points;
+ * liberties: [chain] a Set of its liberties}. */
+export function chains(state) {
+  const {chainOf, stones, libertySets} = analyse(state);
+  return {chainOf, stones, liberties: libertySets};
+}
+
+/** [P] arrays of the points next to each point of a size x size board (shared, cached). */
+export function neighbourPoints(size) {
+  return neighbourTable(size);
 }
 
 function wasSeen(state, key) {
