@@ -179,21 +179,22 @@ def test_pairs_of_independent_games_give_walds_llr(p, rel):
 
 def test_split_pairs_accept_h0_where_games_counted_alone_cannot():
   # Each opening won by its colour: two games a pair, one each. Counted as games this is an
-  # even score (about -0.02 a pair, ~143 pairs to H0); counted as pairs it is an even score
-  # with little spread, which only an even match gives: H0 after 12 pairs.
+  # even score (about -0.02 a pair, 143 pairs to H0); counted as pairs it is an even score
+  # with little spread, which only an even match gives: H0 after 31 pairs (the eight
+  # pseudo-pairs' variance gives way to the observed one).
   test = match.Sprt(0, 50)
-  decided = [n for n in range(1, 40) if test.decide(test.pair_llr([0, 0, n, 0, 0]))]
-  assert decided[0] == 12 and test.decide(test.pair_llr([0, 0, 12, 0, 0])) == "H0"
-  assert all(test.decision(n, n) is None for n in range(1, 40))
-  # A wins every pair: H1, sooner than 23 wins counted one by one.
-  won = [n for n in range(1, 40) if test.decide(test.pair_llr([0, 0, 0, 0, n]))]
-  assert test.decide(test.pair_llr([0, 0, 0, 0, won[0]])) == "H1" and 2 * won[0] < 23
+  decided = [n for n in range(1, 200) if test.decide(test.pair_llr([0, 0, n, 0, 0]))]
+  assert decided[0] == 31 and test.decide(test.pair_llr([0, 0, 31, 0, 0])) == "H0"
+  assert [n for n in range(1, 200) if test.decision(n, n)][0] == 143
+  # A wins every pair: H1.
+  won = [n for n in range(1, 200) if test.decide(test.pair_llr([0, 0, 0, 0, n]))]
+  assert test.decide(test.pair_llr([0, 0, 0, 0, won[0]])) == "H1"
   # No pair, no evidence; pairs lost say more against H1 than split ones.
   assert test.pair_llr([0, 0, 0, 0, 0]) == 0
   assert test.pair_llr([3, 0, 0, 0, 0]) < test.pair_llr([0, 0, 3, 0, 0]) < 0
   assert test.pair_llr([0, 0, 0, 0, 3]) > 0
-  line = test.report(test.pair_llr([0, 0, 12, 0, 0]), "12 pairs")
-  assert line.endswith(", 12 pairs: H0 accepted (A is +0 Elo)")
+  line = test.report(test.pair_llr([0, 0, 31, 0, 0]), "31 pairs")
+  assert line.endswith(", 31 pairs: H0 accepted (A is +0 Elo)")
 
 
 def test_pair_counts_score_whole_pairs_only():
@@ -267,19 +268,24 @@ def test_match_stops_when_the_sprt_decides(tmp_path, fake, a, b, decision):
   assert again == results
 
 
+def _two_openings(folder, cfg, moves):
+  """The first `moves` moves of two 5x5 games written to `folder`."""
+  (folder / "o.sgf").write_text("(;SZ[5];B[cc];W[bb];B[dd])")
+  (folder / "p.sgf").write_text("(;SZ[5];B[aa];W[ee];B[cc])")
+  return match.load_openings(str(folder), cfg, moves)
+
+
 @pytest.mark.subprocess
 def test_a_match_from_openings_tests_whole_pairs(tmp_path, fake):
-  # A wins every game, so every pair: the test moves only when a pair is whole, and stops at
-  # the first pair count whose LLR crosses the upper bound.
-  cfg = go.GoConfig(size=5, komi=0.5)
-  (tmp_path / "o.sgf").write_text("(;SZ[5];B[cc];W[bb];B[dd])")
-  openings = match.load_openings(str(tmp_path), cfg, 2)
+  # With sprt_pairs, A winning every game, so every pair: the test moves only when a pair is
+  # whole, and stops at the first pair count whose LLR crosses the upper bound.
+  openings = _two_openings(tmp_path, go.GoConfig(size=5, komi=0.5), 2)
   test = match.Sprt(0, 200)
   needed = next(n for n in range(1, 20) if test.decide(test.pair_llr([0, 0, 0, 0, n])))
   lines = []
-  results = match.run_match([fake("pass"), fake("a1")], ["A", "B"], games=30, size=5,
+  results = match.run_match([fake("pass"), fake("a1")], ["A", "B"], games=60, size=5,
                             komi=0.5, out=str(tmp_path / "out"), parallel=1, sprt=test,
-                            openings=openings, log=lines.append)
+                            openings=openings, sprt_pairs=True, log=lines.append)
   assert len(results) == 2 * needed and all(r["winner"] == "A" for r in results)
   tests = [line for line in lines if line.startswith("SPRT [0, 200]")]
   assert len(tests) == 2 * needed
@@ -288,11 +294,31 @@ def test_a_match_from_openings_tests_whole_pairs(tmp_path, fake):
 
 
 @pytest.mark.subprocess
+def test_a_match_resumes_only_from_its_own_openings(tmp_path, fake):
+  cfg = go.GoConfig(size=5, komi=0.5)
+  two = _two_openings(tmp_path, cfg, 2)
+  play = lambda games, openings, out="out", **kw: match.run_match(
+      [fake("pass"), fake("pass")], ["A", "B"], games=games, size=5, komi=0.5,
+      out=str(tmp_path / out), parallel=1, openings=openings, log=lambda line: None, **kw)
+  assert len(play(2, two)) == 2
+  with pytest.raises(ValueError, match="game 0 was played from other openings; resume with"):
+    play(4, _two_openings(tmp_path, cfg, 3))  # longer openings: others
+  with pytest.raises(ValueError, match="game 0 was played from other openings"):
+    play(4, two[::-1])
+  with pytest.raises(ValueError, match=r"out: its game 0 was played from openings; resume with"):
+    play(4, None)
+  assert len(play(4, two)) == 4  # its own openings: it goes on
+  assert len(play(1, None, out="plain")) == 1
+  with pytest.raises(ValueError, match="game 0 was played without --openings; resume without"):
+    play(2, two, out="plain")
+  with pytest.raises(ValueError, match="pairs of games needs --sprt and --openings"):
+    play(6, None, sprt=match.Sprt(0, 50), sprt_pairs=True)
+
+
+@pytest.mark.subprocess
 def test_pairs_of_games_share_an_opening(tmp_path, fake):
   cfg = go.GoConfig(size=5, komi=0.5)
-  (tmp_path / "o.sgf").write_text("(;SZ[5];B[cc];W[bb];B[dd])")
-  (tmp_path / "p.sgf").write_text("(;SZ[5];B[aa];W[ee];B[cc])")
-  openings = match.load_openings(str(tmp_path), cfg, 2)
+  openings = _two_openings(tmp_path, cfg, 2)
   out = str(tmp_path / "out")
   results = match.run_match([fake("pass"), fake("pass")], ["A", "B"], games=5, size=5, komi=0.5,
                             out=out, parallel=1, openings=openings, log=lambda line: None)

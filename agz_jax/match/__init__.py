@@ -25,8 +25,9 @@ a rare superko repetition loses it the game here.
 probability ratio test accepts H0 (A is ELO0 Elo stronger than B) or H1 (ELO1), printing
 the log-likelihood ratio and its bounds after each game (match.sprt); `--openings FILE`
 starts each pair of games, colours swapped, from the first --opening-moves moves of one
-game of an SGF file or folder, so that the pair differs only in who plays which side, and
-the test then counts whole pairs (their five possible scores: the pentanomial model).
+game of an SGF file or folder, so that the pair differs only in who plays which side;
+`--sprt-pairs` then has the test count whole pairs (their five possible scores: the
+pentanomial model), which decides sooner at narrow bounds where colour decides many pairs.
 
 Output: DIR/games/NNNN.sgf, one JSON line per game in DIR/results.jsonl (read
 by agz_jax.ratings), each engine process's stderr in DIR/logs/. Running the

@@ -40,6 +40,9 @@ def main(argv=None):
                       help="an SGF file or folder: each pair of games (colours swapped) starts "
                            "from the first --opening-moves moves of one of its games")
   parser.add_argument("--opening-moves", type=int, default=8)
+  parser.add_argument("--sprt-pairs", action="store_true",
+                      help="with --openings: the SPRT counts whole pairs of games (the "
+                           "pentanomial model) instead of games")
   args = parser.parse_args(argv)
   # The referee's rule checks are tiny: keep them off any accelerator the engines may use.
   jax.config.update("jax_platforms", "cpu")
@@ -56,12 +59,13 @@ def main(argv=None):
     results = run_match(commands, names, games=args.games, size=args.size, komi=args.komi,
                         out=args.out, parallel=args.parallel, max_moves=args.max_moves,
                         timeout=args.timeout, startup_timeout=args.startup_timeout, seed=args.seed,
-                        sprt=test, openings=openings, log=lambda line: print(line, flush=True))
+                        sprt=test, openings=openings, sprt_pairs=args.sprt_pairs,
+                        log=lambda line: print(line, flush=True))
   except (ValueError, RuntimeError) as e:
     sys.exit(f"match: {e}")
   except KeyboardInterrupt:
     sys.exit(f"match: interrupted; finished games are in {args.out} (the same command goes on)")
   print(summary(names, results))
   if test is not None:
-    print(test.report(*sprt_llr(test, results, names[0], paired=openings is not None)))
+    print(test.report(*sprt_llr(test, results, names[0], paired=args.sprt_pairs)))
 

@@ -2,6 +2,7 @@
 come, a stopped match resumed from its results."""
 
 import datetime
+import hashlib
 import json
 import os
 import shlex
@@ -20,9 +21,9 @@ class _Match:
   """Shared state of the workers: the games left, the results so far, the output files."""
 
   def __init__(self, commands, names, cfg, out, games, parallel, seed, timeout, startup_timeout,
-               done, log, sprt=None, openings=None):
+               done, log, sprt=None, openings=None, sprt_pairs=False):
     self.commands, self.names, self.cfg, self.out = commands, names, cfg, out
-    self.sprt, self.openings = sprt, openings
+    self.sprt, self.openings, self.sprt_pairs = sprt, openings, sprt_pairs
     self.parallel = parallel
     self.timeout, self.startup_timeout = timeout, startup_timeout
     self.todo = [g for g in range(games) if g not in {r["game"] for r in done}]
@@ -40,7 +41,7 @@ class _Match:
       self.todo = []  # a resumed match whose test had already ended
 
   def sprt_llr(self) -> tuple[float, str]:
-    return sprt_llr(self.sprt, self.results, self.names[0], paired=bool(self.openings))
+    return sprt_llr(self.sprt, self.results, self.names[0], paired=self.sprt_pairs)
 
   def opening(self, game: int) -> int | None:
     """The opening of `game`: a pair of games (2k, 2k + 1), colours swapped, shares one."""
@@ -89,6 +90,7 @@ class _Match:
         "max_moves": cfg.max_moves, "seconds": round(seconds, 2), "sgf": path, "seeds": seeds}
     if opening is not None:
       line["opening"] = opening
+      line["opening_key"] = opening_key(self.openings[opening])
     with self.lock:
       if self.interrupted:  # its engines were killed under it: not a real result
         return
@@ -178,12 +180,32 @@ def pair_counts(results: list[dict], name: str) -> list[int]:
 
 
 def sprt_llr(sprt: Sprt, results: list[dict], name: str, paired: bool) -> tuple[float, str]:
-  """The test's LLR for the player `name` and what it counted: whole pairs of games where
-  `paired` (they share openings), else games."""
+  """The test's LLR for the player `name` and what it counted: whole pairs of games (games
+  that share openings) where `paired`, else games."""
   if paired:
     pairs = pair_counts(results, name)
     return sprt.pair_llr(pairs), f"{sum(pairs)} pairs"
   return sprt.llr(*a_record(results, name)), ""
+
+
+def opening_key(opening) -> str:
+  """A short fingerprint of an opening's moves, kept with each game played from it."""
+  return hashlib.sha1(",".join(map(str, opening)).encode()).hexdigest()[:12]
+
+
+def _check_openings(out: str, done: list[dict], openings: list | None):
+  """Refuses to resume games played from other openings than `openings` (or from none)."""
+  own = "resume with the match's own --openings and --opening-moves, or choose another --out"
+  for line in done:
+    opening = line.get("opening")
+    if opening is None and openings:
+      raise ValueError(f"{out}: its game {line['game']} was played without --openings; resume "
+                       f"without them, or choose another --out")
+    if opening is not None and not openings:
+      raise ValueError(f"{out}: its game {line['game']} was played from openings; {own}")
+    if opening is not None and "opening_key" in line and (
+        opening >= len(openings) or opening_key(openings[opening]) != line["opening_key"]):
+      raise ValueError(f"{out}: its game {line['game']} was played from other openings; {own}")
 
 
 def _read_done(out: str, names: list[str], cfg: go.GoConfig) -> list[dict]:
@@ -211,7 +233,7 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
               komi: float, out: str, parallel: int | None = None, max_moves: int | None = None,
               timeout: float = 60.0, startup_timeout: float = 300.0, seed: int = 0,
               sprt: Sprt | None = None, openings: list | None = None,
-              log=print) -> list[dict]:
+              sprt_pairs: bool = False, log=print) -> list[dict]:
   """Plays `games` games between engines A and B (A black in even games).
 
   Args:
@@ -223,12 +245,14 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
     max_moves: the game is scored after this many moves (default 2 * size * size).
     timeout: seconds per command; startup_timeout: for the first command of each kind.
     seed: the first '{seed}' value.
-    sprt: a sequential test of A against B (match.Sprt), over pairs of games where they share
-      openings, else over games: its line is logged after each game
+    sprt: a sequential test of A against B (match.Sprt) over games: its line is logged after
+      each game
       and no game starts once it has accepted H0 or H1 (those under way finish); `games`
       is then the most that may be played.
     openings: action sequences (load_openings); games 2k and 2k + 1 both start from opening
-      k (cycling), A black in one and B in the other.
+      k (cycling), A black in one and B in the other. A match resumes only with the openings
+      it was started with.
+    sprt_pairs: with openings, the test counts whole pairs of games (Sprt.pair_llr) instead.
     log: called with each progress line.
 
   Returns:
@@ -242,13 +266,17 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
   names = player_names(commands, names)
   if games < 1:
     raise ValueError(f"--games must be positive, got {games}")
+  if sprt_pairs and not (sprt and openings):
+    raise ValueError("counting the SPRT by pairs of games needs --sprt and --openings (the "
+                     "pairs share openings)")
   cfg = go.GoConfig(size=size, komi=komi, max_moves=max_moves)
   os.makedirs(os.path.join(out, "games"), exist_ok=True)
   os.makedirs(os.path.join(out, "logs"), exist_ok=True)
   done = _read_done(out, names, cfg)
+  _check_openings(out, done, openings)
   parallel = max(1, min(parallel or os.cpu_count() or 1, games))
   match = _Match(commands, names, cfg, out, games, parallel, seed, timeout, startup_timeout,
-                 done, log, sprt, openings)
+                 done, log, sprt, openings, sprt_pairs)
   if done:
     log(f"resuming {out}: {len(done)} of {games} games already played")
   threads = [threading.Thread(target=match.worker, args=(w,), daemon=True)

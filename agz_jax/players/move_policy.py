@@ -174,10 +174,10 @@ def _not_a_losing_pass(cfg: go.GoConfig, state: go.GoState, out: Analysis, behin
 def pressing_move(cfg: go.GoConfig, state: go.GoState) -> int | None:
   """For a mover whom the count puts behind and whose search offers nothing to play: a
   sensible move on a liberty of the opponent's chain with the fewest liberties (more stones,
-  then the smaller first point, first among equals), which captures it or leaves the new stone two liberties or more; else
-  any sensible move that leaves it two or more; None where there is neither. Under area
-  scoring a stone played inside either side's area costs no point, and a pass there hands the
-  opponent a count it may end the game on."""
+  then the smaller first point, first among equals), which captures it or leaves the new
+  stone two liberties or more; else any sensible move that leaves it two or more; None where
+  there is neither. Under area scoring a stone played inside either side's area costs no
+  point, and a pass there hands the opponent a count it may end the game on."""
   board = np.asarray(state.board)
   me = int(state.to_play)
   chain = np.asarray(_chains(cfg, jnp.asarray(state.board)))
