@@ -4,7 +4,7 @@
 // stdin: JSON [{size, komi, max_moves, moves: [action, ...], prefer: [action, ...],
 // proposals: [{action, visits: [A], opponent_passed}, ...]}, ...].
 // stdout: JSON [{sensible: [actions], dame, dame_prefer, press, settled: [action per proposal],
-// playout_wins, resigns_lost, resigns_even}, ...] in the same order.
+// playout_wins, resigns_lost, resigns_even, resigns_around_half}, ...] in the same order.
 
 import * as rules from "../../agz_jax/web/static/go_rules.js";
 import * as endgame from "../../agz_jax/web/static/go_endgame.js";
@@ -23,24 +23,30 @@ function seeded(seed) {
 }
 
 const positions = JSON.parse(await readStdin());
-const out = positions.map((p, index) => {
+const out = [];
+for (const [index, p] of positions.entries()) {
   let state = rules.newGame(p.size, p.komi, p.max_moves);
   for (const action of p.moves) state = rules.play(state, action);
   const sensible = [];
   endgame.sensible(state).forEach((ok, a) => { if (ok) sensible.push(a); });
   const pass = rules.passAction(p.size);
+  const half = Math.floor(p.size * p.size / 2);
   const settled = p.proposals.map((found) =>
     endgame.passesAtOnce(state, found.opponent_passed) ? pass
       : endgame.settle(state, found, found.opponent_passed));
-  return {
+  out.push({
     sensible,
     dame: endgame.dameToFill(state),
     dame_prefer: endgame.dameToFill(state, p.prefer),
     press: endgame.pressingMove(state),
     settled,
     playout_wins: endgame.playoutWins(state, endgame.PLAYOUTS, seeded(index + 1)),
-    resigns_lost: endgame.resigns(state, {value: -1}, seeded(index + 1)),
-    resigns_even: endgame.resigns(state, {value: 0}, seeded(index + 1)),
-  };
-});
+    resigns_lost: await endgame.resigns(state, {value: -1}, seeded(index + 1)),
+    resigns_even: await endgame.resigns(state, {value: 0}, seeded(index + 1)),
+    // The same board as if just before and at the first move it may resign on.
+    resigns_around_half: [
+      await endgame.resigns({...state, moveCount: half - 1}, {value: -1}, seeded(index + 1)),
+      await endgame.resigns({...state, moveCount: half}, {value: -1}, seeded(index + 1))],
+  });
+}
 console.log(JSON.stringify(out));

@@ -16,8 +16,8 @@
 // The search's result is {action, visits: [A], value}: its candidates are the visited actions,
 // most visited first (the chosen action first among equals), as players.Analysis lists them.
 
-import {EMPTY, chains, isOver, legalMoves, neighbourPoints, ownership, passAction, play,
-        score} from "./go_rules.js";
+import {EMPTY, chains, illegalReason, isOver, legalMoves, neighbourPoints, ownership, passAction,
+        play, score} from "./go_rules.js";
 
 export const RESIGN_THRESHOLD = 0.05;
 export const PLAYOUTS = 64;
@@ -150,8 +150,24 @@ export function settle(state, found, opponentPassed) {
   return action === pass || !behind ? pass : action;
 }
 
-/** The share of `playouts` random games from `state` (sensible moves, uniformly; a pass where
- * there is none) that the player to move wins by Tromp-Taylor; `random` gives numbers in
+/** A uniformly random sensible move of `state`'s mover (a pass where none is left): points
+ * tried in a random order until one is legal and fills no own eye, so that a move costs a few
+ * legality checks rather than one for every point. */
+function randomSensibleMove(state, random) {
+  const eyes = ownEyes(state);
+  const points = [];
+  state.board.forEach((stone, point) => { if (stone === EMPTY && !eyes[point]) points.push(point); });
+  for (let left = points.length; left > 0; left--) {
+    const pick = Math.floor(random() * left);
+    const point = points[pick];
+    points[pick] = points[left - 1];
+    if (illegalReason(state, point) === null) return point;
+  }
+  return passAction(state.size);
+}
+
+/** The share of `playouts` random games from `state` (uniformly random sensible moves, a pass
+ * where there is none) that the player to move wins by Tromp-Taylor; `random` gives numbers in
  * [0, 1). */
 export function playoutWins(state, playouts = PLAYOUTS, random = Math.random) {
   const me = state.toPlay;
@@ -159,24 +175,27 @@ export function playoutWins(state, playouts = PLAYOUTS, random = Math.random) {
   let won = 0;
   for (let i = 0; i < playouts; i++) {
     let s = state;
-    for (let move = 0; move < limit && !isOver(s); move++) {
-      const allowed = sensible(s);
-      const points = [];
-      allowed.forEach((ok, a) => { if (ok) points.push(a); });
-      s = play(s, points.length ? points[Math.floor(random() * points.length)]
-                                : passAction(s.size));
-    }
+    for (let move = 0; move < limit && !isOver(s); move++) s = play(s, randomSensibleMove(s, random));
     if (me * score(s) > 0) won += 1;
   }
   return won / playouts;
 }
 
 /** Whether the engine resigns after the search: its win rate below RESIGN_THRESHOLD, after half
- * the points' moves, and the playouts agree that it is behind. */
-export function resigns(state, found, random = Math.random) {
+ * the points' moves, and the playouts agree that it is behind. A promise: the playouts run a few
+ * at a time, leaving the page free between them (64 take seconds on 19x19). */
+export async function resigns(state, found, random = Math.random) {
   const winRate = Math.min(1, Math.max(0, (found.value + 1) / 2));
-  return winRate < RESIGN_THRESHOLD && state.moveCount >= Math.floor(state.board.length / 2) &&
-         playoutWins(state, PLAYOUTS, random) < RESIGN_PLAYOUT_WINS;
+  if (!(winRate < RESIGN_THRESHOLD && state.moveCount >= Math.floor(state.board.length / 2))) {
+    return false;
+  }
+  const chunk = 8;
+  let won = 0;
+  for (let done = 0; done < PLAYOUTS; done += chunk) {
+    won += playoutWins(state, chunk, random) * chunk;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  return won / PLAYOUTS < RESIGN_PLAYOUT_WINS;
 }
 
 /** Whether the engine passes without searching: the opponent passed and the count favours it. */

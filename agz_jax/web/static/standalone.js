@@ -195,7 +195,7 @@ async function engineMove() {
   const found = await search(view.searchGame, state, evaluate, settings.simulations,
                              settings.search);
   if (!rules) return found.action;
-  if (rules.resigns(state, found)) return null;
+  if (await rules.resigns(state, found)) return null;
   return rules.settle(state, found, opponentPassed);
 }
 
