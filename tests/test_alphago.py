@@ -495,6 +495,8 @@ def test_bad_specs_get_one_clear_line(spec, message):
     (["--pretrained", "human-19x19", "--rollout", "no-such-policy"], "no-such-policy"),
     (["--random", "--rollout", "pretrained/alphago-19x19/rollout_policy"],
      "search settings (rollouts) are for a network that searches, not the random player"),
+    (["--random", "--algorithm", "puct", "--q-transform", "bounded"],
+     "search settings (algorithm, q_transform) are for a network that searches"),
 ])
 def test_bad_rollout_flags_get_one_clear_line(args, message):
   proc = subprocess.run([sys.executable, "-m", "agz_jax.gtp", *args], input="quit\n",

@@ -52,7 +52,9 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     ValueError: a bundle or spec that does not read.
   """
   given = (sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
-           + (["rollouts"] if rollouts is not None else []))
+           + (["rollouts"] if rollouts is not None else [])
+           + [name for name, value in (("algorithm", algorithm), ("q_transform", q_transform))
+              if value is not None])
   settings = f"search settings ({', '.join(given)})"
   if spec == "random":
     if given:
