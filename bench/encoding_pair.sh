@@ -47,7 +47,7 @@ case $phase in
           --out "$out/${run}_vs_gnugo10"
     done ;;
   curve)
-    root=${1:-workdir/encodings} out=${2:-matches/encodings} every=${3:-3} pair_games=${4:-16}
+    root=${1:-workdir/encodings} out=${2:-matches/encodings} every=${3:-1} pair_games=${4:-16}
     players=() anchor=""
     for run in agz17 katago; do
       steps=$(ls "$root/$run/checkpoints" | grep -E '^[0-9]+$' | sort -n)
