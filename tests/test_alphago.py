@@ -394,6 +394,19 @@ def test_a_value_network_of_another_game_is_refused_in_one_line(bundle, tmp_path
     players.load_player(f"alphago:prior={bundle}/sl,value={dots},lambda=0", simulations=4)
 
 
+def test_a_bundle_takes_c_puct_from_the_command_line_and_refuses_other_search_settings(bundle):
+  """--c-puct sets the 2016 search's exploration constant; the PUCT-only settings are refused
+  in one line, not ignored."""
+  plain = players.load_player(bundle, simulations=4)
+  wider = players.load_player(bundle, simulations=4, search_settings={"pb_c_init": 2.5})
+  assert plain.settings.c_puct == 5.0 and wider.settings.c_puct == 2.5
+  with pytest.raises(ValueError, match=r"search \(the 2016 paper's\) has no algorithm; drop"):
+    players.load_player(bundle, simulations=4, algorithm="puct")
+  with pytest.raises(ValueError, match=r"has no first_play, q_transform; drop them"):
+    players.load_player(bundle, simulations=4, q_transform="bounded",
+                        search_settings={"first_play": "parent", "pb_c_init": 1.0})
+
+
 @pytest.mark.slow
 def test_bundle_player_searches_and_answers_lz_analyze(bundle):
   player = players.load_player(bundle, simulations=8)

@@ -47,8 +47,8 @@ def main(argv=None):
   parser.add_argument("--fpu-reduction", type=float, default=None,
                       help="PUCT search with --first-play reduction: the reduction's scale")
   parser.add_argument("--c-puct", type=float, default=None,
-                      help="PUCT search: the exploration constant (pb_c_init); default: the "
-                           "network's")
+                      help="PUCT and AlphaGo search: the exploration constant (pb_c_init, or "
+                           "an AlphaGo bundle's c_puct); default: the network's or the bundle's")
   parser.add_argument("--leaves", type=int, default=None,
                       help="PUCT and AlphaGo search: leaves of each tree evaluated together, "
                            "chosen under a virtual loss (default 1, or an AlphaGo bundle's; on "

@@ -65,7 +65,17 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
     if rollouts is not None:
       raise ValueError("an AlphaGo player's rollouts are its own settings (rollout=DIR, lambda, "
                        "lambda_from_move, rollouts_per_leaf): give them there")
-    return alphago_player.AlphaGoPlayer(alphago_player.read_bundle(spec), simulations=simulations,
+    bundle = alphago_player.read_bundle(spec)
+    settings = dict(search_settings or {})
+    if "pb_c_init" in settings:  # the 2016 search's exploration constant
+      bundle["c_puct"] = float(settings.pop("pb_c_init"))
+    foreign = sorted(settings) + [name for name, value in (("algorithm", algorithm),
+                                                          ("q_transform", q_transform))
+                                  if value is not None]
+    if foreign:
+      raise ValueError(f"the AlphaGo player's search (the 2016 paper's) has no {', '.join(foreign)}; "
+                       f"drop them (it takes c_puct, leaves and its bundle's keys)")
+    return alphago_player.AlphaGoPlayer(bundle, simulations=simulations,
                                         seed=seed, reuse_tree=reuse_tree, leaves=leaves)
   network = Network.from_checkpoint(spec)
   if network.config.model.kind in nets.VALUE_ONLY:
