@@ -118,12 +118,14 @@ def test_js_rules_reject_illegal_lines(node):
   assert over == "illegal line 0: the game is over"
 
 
-def _js_planes(node, rules_js, new_game: str, planes: str, cases: list[dict]):
+def _js_planes(node, rules_js, new_game: str, planes: str, cases: list[dict], planes_js=None):
   """(positions compared, largest difference) of the planes that `rules_js`'s function `planes`
-  gives after each move of each case ({moves, planes: one row per move, ...}), the game started
-  by the JavaScript expression `new_game` (of the case `c`), against the cases' planes."""
+  (or `planes_js`'s, given) gives after each move of each case ({moves, planes: one row per
+  move, ...}), the game started by the JavaScript expression `new_game` (of the case `c`),
+  against the cases' planes."""
   script = f"""
-    import {{newGame, play, {planes}}} from {json.dumps(rules_js.as_uri())};
+    import {{newGame, play}} from {json.dumps(rules_js.as_uri())};
+    import {{{planes}}} from {json.dumps((planes_js or rules_js).as_uri())};
     import {{readFileSync}} from "node:fs";
     const cases = JSON.parse(readFileSync(0, "utf8"));
     let worst = 0, count = 0;

@@ -99,9 +99,9 @@ def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpo
   site = tmp_path / "site"
   assert standalone.main(["--checkpoint", dots_checkpoint, "--out", str(site), "--simulations",
                           "16", "--onnxruntime-web", onnxruntime_web]) == 0
-  assert sorted(os.listdir(site)) == ["boxes_rules.js", "go_endgame.js", "go_rules.js",
-                                      "index.html", "network.onnx", "ort", "puct.js",
-                                      "settings.json", "standalone.js"]
+  assert sorted(os.listdir(site)) == ["boxes_rules.js", "go_endgame.js", "go_katago.js",
+                                      "go_rules.js", "index.html", "network.onnx", "ort",
+                                      "puct.js", "settings.json", "standalone.js"]
   moves, you, engine, text, clicks = _play_by_clicks(site, "rect.line.free")
   # Every line drawn once, each legal by the Python rules, the engine's and ours alike.
   cfg = db.DotsConfig(2, 3)
@@ -117,12 +117,15 @@ def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpo
   assert want in text
 
 
-def test_the_page_plays_go_too(tmp_path, onnxruntime_web):
-  """A 5x5 Go network on the 17 planes: stones by clicks, then passes until the game ends; the
-  moves legal by agz_jax.go and the page's areas (komi to white) the Tromp-Taylor count."""
+@pytest.mark.parametrize("encoding", ["agz17", "katago_noladders"])
+def test_the_page_plays_go_too(tmp_path, onnxruntime_web, encoding):
+  """A 5x5 Go network on the 17 planes or KataGo's (its global features a bias of the first
+  convolution): stones by clicks, then passes until the game ends; the moves legal by agz_jax.go
+  and the page's areas (komi to white) the Tromp-Taylor count."""
   config = cpu_9x9.get_config()
   config.game.size, config.game.max_moves = 5, 30
-  checkpoint = helpers.make_checkpoint(tmp_path / "go", size=5, config=config, seed=2)
+  checkpoint = helpers.make_checkpoint(tmp_path / "go", size=5, config=config, seed=2,
+                                       encoding=encoding)
   site = tmp_path / "site"
   assert standalone.main(["--checkpoint", checkpoint, "--out", str(site), "--simulations", "8",
                           "--onnxruntime-web", onnxruntime_web]) == 0
@@ -146,9 +149,9 @@ def test_the_page_plays_go_too(tmp_path, onnxruntime_web):
 
 def test_bad_input_is_refused_in_one_line(tmp_path, dots_checkpoint, capsys):
   go_checkpoint = helpers.make_checkpoint(tmp_path / "go", config=cpu_9x9.get_config(),
-                                          encoding="katago_noladders")
+                                          encoding="katago")
   cases = [
-      (["--checkpoint", go_checkpoint], "reads katago_noladders planes; the page computes"),
+      (["--checkpoint", go_checkpoint], "reads katago planes; the page computes"),
       (["--checkpoint", dots_checkpoint, "--onnxruntime-web", str(tmp_path / "none.tgz")],
        "none.tgz: no such file"),
       (["--checkpoint", str(tmp_path / "missing")], "missing' does not exist"),

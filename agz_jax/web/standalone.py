@@ -33,7 +33,10 @@ ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-th
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 PAGE_FILES = {"standalone.html": "index.html", "standalone.js": "standalone.js",
               "boxes_rules.js": "boxes_rules.js", "go_rules.js": "go_rules.js",
-              "go_endgame.js": "go_endgame.js", "puct.js": "puct.js"}
+              "go_endgame.js": "go_endgame.js", "go_katago.js": "go_katago.js",
+              "puct.js": "puct.js"}
+# The Go encodings the page computes: go_rules.agzPlanes (of 8 boards), go_katago.katagoPlanes.
+PAGE_PLANES = ("agz17", "katago_noladders")
 
 
 class ExportError(ValueError):
@@ -49,9 +52,13 @@ def _network(spec: str):
   if network.config.model.kind != "resnet" or not network.has_value:
     raise ExportError(f"{spec} holds a {network.config.model.kind} network; the page searches "
                       "with AlphaZero's dual network (a policy and a value)")
-  if network.game.module is go and (network.encoding, network.game.cfg.history) != ("agz17", 8):
+  if network.game.module is go and network.encoding not in PAGE_PLANES:
     raise ExportError(f"{spec} reads {network.encoding} planes; the page computes AlphaGo Zero's "
-                      "17 planes (agz17) for Go, so export a network trained on them")
+                      "17 planes (agz17) and KataGo's without ladders (katago_noladders) for "
+                      "Go, so export a network trained on one of them")
+  if network.game.module is go and network.encoding == "agz17" and network.game.cfg.history != 8:
+    raise ExportError(f"{spec} reads agz17 planes of {network.game.cfg.history} boards; the page "
+                      "computes them of 8 (game.history = 8), so export a network trained so")
   return network
 
 

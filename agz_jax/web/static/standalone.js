@@ -1,7 +1,7 @@
 // The page of `python -m agz_jax.web.standalone`: Dots and Boxes or Go against an AlphaZero
 // network that runs in the browser (ONNX Runtime Web, the network as network.onnx), searched
 // by the players' PUCT search in JavaScript (puct.js) on the rules in JavaScript
-// (boxes_rules.js, go_rules.js); in Go the engine settles the game as the GTP engine does
+// (boxes_rules.js, go_rules.js; KataGo's planes in go_katago.js); in Go the engine settles the game as the GTP engine does
 // (go_endgame.js: no own eye filled, no pass that hands over points, resignation where a
 // count agrees). settings.json (written by the export) holds the game and its
 // board, the simulations per move and the search settings of the network's training run.
@@ -14,6 +14,7 @@ import * as ort from "./ort/ort.wasm.min.mjs";
 import * as boxes from "./boxes_rules.js";
 import * as go from "./go_rules.js";
 import * as endgame from "./go_endgame.js";
+import * as katago from "./go_katago.js";
 import {search} from "./puct.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -81,8 +82,9 @@ const VIEWS = {
           `(Tromp-Taylor, komi ${s.komi}).`,
     rules: go,
     newGame: () => go.newGame(s.size, s.komi, s.maxMoves),
-    planes: go.agzPlanes,
-    shape: [1, s.size, s.size, 2 * go.HISTORY + 1],
+    planes: s.encoding === "katago_noladders" ? katago.katagoPlanes : go.agzPlanes,
+    shape: [1, s.size, s.size,
+            s.encoding === "katago_noladders" ? katago.NUM_PLANES : 2 * go.HISTORY + 1],
     searchGame: go.searchGame(s.size),
     canPass: true,
     endgame,
