@@ -150,40 +150,139 @@ export function settle(state, found, opponentPassed) {
   return action === pass || !behind ? pass : action;
 }
 
-/** A uniformly random sensible move of `state`'s mover (a pass where none is left): points
- * tried in a random order until one is legal and fills no own eye, so that a move costs a few
- * legality checks rather than one for every point. */
-function randomSensibleMove(state, random) {
-  const eyes = ownEyes(state);
-  const points = [];
-  state.board.forEach((stone, point) => { if (stone === EMPTY && !eyes[point]) points.push(point); });
-  for (let left = points.length; left > 0; left--) {
-    const pick = Math.floor(random() * left);
-    const point = points[pick];
-    points[pick] = points[left - 1];
-    if (illegalReason(state, point) === null) return point;
+/** A board for random playouts, changed in place: the rules of go_rules.js but the simple ko
+ * rule for positional superko (as the engine's playouts, rollout.rollouts), and no record of
+ * positions, so that a move costs a few flood fills near it rather than a pass over the board.
+ * The first move is checked against the state's full rules. */
+class PlayoutBoard {
+  constructor(state) {
+    this.state = state;
+    this.size = state.size;
+    this.board = Int8Array.from(state.board);
+    this.toPlay = state.toPlay;
+    this.passes = state.passes;
+    this.ko = -1;  // the point the simple ko rule bans now
+    this.table = neighbourPoints(state.size);
+    this.seen = new Int32Array(this.board.length);
+    this.stamp = 0;
   }
-  return passAction(state.size);
+
+  /** The chain at `point`: its stones and number of liberties. */
+  chain(point) {
+    const {board, table, seen} = this;
+    const colour = board[point];
+    const stamp = ++this.stamp;
+    const stones = [point];
+    let liberties = 0;
+    seen[point] = stamp;
+    for (let i = 0; i < stones.length; i++) {
+      for (const q of table[stones[i]]) {
+        if (seen[q] === stamp) continue;
+        if (board[q] === EMPTY) {
+          seen[q] = stamp;
+          liberties += 1;
+        } else if (board[q] === colour) {
+          seen[q] = stamp;
+          stones.push(q);
+        }
+      }
+    }
+    return {stones, liberties};
+  }
+
+  legal(point) {
+    if (this.board[point] !== EMPTY || point === this.ko) return false;
+    if (this.state !== null) return illegalReason(this.state, point) === null;
+    for (const q of this.table[point]) {
+      const stone = this.board[q];
+      if (stone === EMPTY) return true;
+      const {liberties} = this.chain(q);
+      if (stone === this.toPlay ? liberties > 1 : liberties === 1) return true;
+    }
+    return false;
+  }
+
+  /** Whether `point` is one of the mover's own eyes (ownEyes). */
+  eye(point) {
+    const {board, size, toPlay: me} = this;
+    if (!this.table[point].every((q) => board[q] === me)) return false;
+    const r = Math.floor(point / size);
+    const c = point % size;
+    let defects = 0;
+    for (const [dr, dc] of [[-1, -1], [-1, 1], [1, -1], [1, 1]]) {
+      const rr = r + dr;
+      const cc = c + dc;
+      if (rr >= 0 && rr < size && cc >= 0 && cc < size && board[rr * size + cc] === -me) defects += 1;
+    }
+    const edge = r === 0 || c === 0 || r === size - 1 || c === size - 1;
+    return defects + (edge ? 1 : 0) < 2;
+  }
+
+  play(point) {
+    this.state = null;
+    if (point < 0) {
+      this.passes += 1;
+      this.ko = -1;
+    } else {
+      const {board, table, toPlay: me} = this;
+      board[point] = me;
+      let captured = [];
+      for (const q of table[point]) {
+        if (board[q] !== -me) continue;
+        const {stones, liberties} = this.chain(q);
+        if (liberties === 0) {
+          for (const s of stones) board[s] = EMPTY;
+          captured = captured.concat(stones);
+        }
+      }
+      const own = this.chain(point);
+      this.ko = captured.length === 1 && own.stones.length === 1 && own.liberties === 1
+          ? captured[0] : -1;
+      this.passes = 0;
+    }
+    this.toPlay = -this.toPlay;
+  }
+
+  /** A uniformly random sensible move (no own eye filled): points tried in a random order
+   * until one is legal; -1, a pass, where none is. */
+  randomSensibleMove(random) {
+    const points = [];
+    this.board.forEach((stone, point) => {
+      if (stone === EMPTY && !this.eye(point)) points.push(point);
+    });
+    for (let left = points.length; left > 0; left--) {
+      const pick = Math.floor(random() * left);
+      const point = points[pick];
+      points[pick] = points[left - 1];
+      if (this.legal(point)) return point;
+    }
+    return -1;
+  }
 }
 
 /** The share of `playouts` random games from `state` (uniformly random sensible moves, a pass
- * where there is none) that the player to move wins by Tromp-Taylor; `random` gives numbers in
- * [0, 1). */
+ * where there is none; the simple ko rule after the first move) that the player to move wins
+ * by Tromp-Taylor; `random` gives numbers in [0, 1). */
 export function playoutWins(state, playouts = PLAYOUTS, random = Math.random) {
   const me = state.toPlay;
   const limit = 2 * state.size * state.size;
   let won = 0;
   for (let i = 0; i < playouts; i++) {
-    let s = state;
-    for (let move = 0; move < limit && !isOver(s); move++) s = play(s, randomSensibleMove(s, random));
-    if (me * score(s) > 0) won += 1;
+    const board = new PlayoutBoard(state);
+    if (!isOver(state)) {
+      for (let move = 0; move < limit && board.passes < 2; move++) {
+        board.play(board.randomSensibleMove(random));
+      }
+    }
+    const owner = ownership({size: state.size, board: board.board});
+    if (me * (owner.reduce((sum, v) => sum + v, 0) - state.komi) > 0) won += 1;
   }
   return won / playouts;
 }
 
 /** Whether the engine resigns after the search: its win rate below RESIGN_THRESHOLD, after half
  * the points' moves, and the playouts agree that it is behind. A promise: the playouts run a few
- * at a time, leaving the page free between them (64 take seconds on 19x19). */
+ * at a time, leaving the page free between them (64 take about half a second on 19x19). */
 export async function resigns(state, found, random = Math.random) {
   const winRate = Math.min(1, Math.max(0, (found.value + 1) / 2));
   if (!(winRate < RESIGN_THRESHOLD && state.moveCount >= Math.floor(state.board.length / 2))) {
