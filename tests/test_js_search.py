@@ -20,8 +20,10 @@ CHECK_JS = ROOT / "tests" / "js" / "puct_check.mjs"
 CFG = db.DotsConfig(3, 3)
 GAME = Game(db, CFG)
 SIMULATIONS = 48
-# (q_transform, first_play): the Python players' settings the page may be given.
-SETTINGS = [("siblings", "loss"), ("bounded", "parent"), ("bounded", "reduction")]
+# (q_transform, first_play, prior_temperature): the Python players' settings the page may be
+# given.
+SETTINGS = [("siblings", "loss", 1.0), ("bounded", "parent", 1.0), ("bounded", "reduction", 1.0),
+            ("bounded", "parent", 1.5)]
 
 pytestmark = pytest.mark.subprocess
 
@@ -39,10 +41,10 @@ def fake_evaluator(variables, states, rng_key):
 
 
 @functools.cache
-def _search(q_transform, first_play):
+def _search(q_transform, first_play, prior_temperature=1.0):
   settings = helpers.search_config(algorithm="puct", num_simulations=SIMULATIONS,
                                    dirichlet_fraction=0.0, q_transform=q_transform,
-                                   first_play=first_play)
+                                   first_play=first_play, prior_temperature=prior_temperature)
 
   def run(states, key):
     tree = search.anytime.start(GAME, fake_evaluator, {}, states, key, settings,
@@ -69,14 +71,20 @@ def positions(count, seed):
   return out
 
 
-@pytest.mark.parametrize("q_transform, first_play", SETTINGS)
-def test_js_search_matches_the_python_search(node, q_transform, first_play):  # noqa: F811
+@pytest.mark.parametrize("q_transform, first_play, prior_temperature", SETTINGS)
+def test_js_search_matches_the_python_search(node, q_transform, first_play,  # noqa: F811
+                                             prior_temperature):
   found = positions(12, seed=len(q_transform) + len(first_play))
   states = jax.tree.map(lambda *x: jnp.stack(x), *[s for _, s in found])
-  visits, value = jax.device_get(_search(q_transform, first_play)(states, jax.random.PRNGKey(0)))
+  key = jax.random.PRNGKey(0)
+  visits, value = jax.device_get(_search(q_transform, first_play, prior_temperature)(states, key))
+  if prior_temperature != 1.0:  # the temperature changes the Python search's visits
+    plain, _ = jax.device_get(_search(q_transform, first_play)(states, key))
+    assert (plain != visits).any()
   request = {"simulations": SIMULATIONS,
              "settings": {"qTransform": q_transform, "firstPlay": first_play,
-                          "fpuReduction": 0.2, "pbCInit": 1.25, "pbCBase": 19652.0},
+                          "fpuReduction": 0.2, "pbCInit": 1.25, "pbCBase": 19652.0,
+                          "priorTemperature": prior_temperature},
              "positions": [{"rows": 3, "cols": 3, "moves": moves} for moves, _ in found]}
   done = _node(node, [str(CHECK_JS)], json.dumps(request))
   assert done.returncode == 0, done.stderr

@@ -479,6 +479,46 @@ def test_unknown_first_play_is_refused():
     helpers.search_config(algorithm="puct", first_play="reduction", fpu_reduction=-0.1)
 
 
+# ---------------------------------------------------------------------------- prior temperature
+
+
+@pytest.mark.parametrize("given_root", [False, True])
+def test_the_prior_temperature_divides_the_logits_at_every_node(given_root):
+  """A search at temperature 2 is the search at 1 of a network whose logits are halved: the
+  same visits and priors, at the root (evaluated inside or given, as self-play gives it) and
+  inside the tree."""
+  logits = 3.0 * np.sin(np.arange(A, dtype=np.float32))
+  states = stack([play(go.init(CFG), "C3")])
+
+  def run(temperature, scale):
+    settings = helpers.search_config(algorithm="puct", num_simulations=40,
+                                     dirichlet_fraction=0.0, q_transform="bounded",
+                                     first_play="parent", prior_temperature=temperature)
+    variables = fake_variables(logits * scale, value=0.1)
+
+    def go_(key):
+      root = (search.evaluate(GAME, helpers.fake_evaluator, variables, states, key)
+              if given_root else None)
+      return search.run_search(GAME, helpers.fake_evaluator, variables, states, key, settings,
+                               root=root).search_tree
+    return jax.jit(go_)(jax.random.PRNGKey(3))
+
+  hot, halved, plain = run(2.0, 1.0), run(1.0, 0.5), run(1.0, 1.0)
+  np.testing.assert_array_equal(hot.children_visits, halved.children_visits)
+  used = np.asarray(hot.node_visits) > 0
+  assert used.sum() > 2 * BATCH  # nodes inside the tree
+  prior = lambda tree: np.asarray(jax.nn.softmax(tree.children_prior_logits))[used]
+  np.testing.assert_allclose(prior(hot), prior(halved), atol=1e-6)
+  assert np.abs(prior(hot) - prior(plain)).max() > 0.05
+
+
+def test_a_prior_temperature_that_cannot_be_is_refused():
+  with pytest.raises(ValueError, match="prior_temperature must be above 0, got 0.0"):
+    helpers.search_config(algorithm="puct", prior_temperature=0.0)
+  with pytest.raises(ValueError, match="AlphaGo's flattens its prior with its own beta"):
+    search.SearchConfig(algorithm="alphago", num_simulations=8, prior_temperature=1.5)
+
+
 # ---------------------------------------------------------------------------- forced win
 
 # Black to play, two moves before the move limit (black's move and white's reply end the game).

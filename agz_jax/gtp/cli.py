@@ -49,6 +49,10 @@ def main(argv=None):
   parser.add_argument("--c-puct", type=float, default=None,
                       help="PUCT and AlphaGo search: the exploration constant (pb_c_init, or "
                            "an AlphaGo bundle's c_puct); default: the network's or the bundle's")
+  parser.add_argument("--prior-temperature", type=float, default=None,
+                      help="PUCT search: the prior is softmax(logits / T): above 1 the search "
+                           "looks wider than the policy, below 1 narrower; default: the "
+                           "network's (1)")
   parser.add_argument("--leaves", type=int, default=None,
                       help="PUCT and AlphaGo search: leaves of each tree evaluated together, "
                            "chosen under a virtual loss (default 1, or an AlphaGo bundle's; on "
@@ -111,5 +115,5 @@ def _rollouts(args) -> players.Rollouts | None:
 def _search_settings(args) -> dict:
   """The search settings the command line gives (SearchConfig fields)."""
   given = {"first_play": args.first_play, "fpu_reduction": args.fpu_reduction,
-           "pb_c_init": args.c_puct}
+           "pb_c_init": args.c_puct, "prior_temperature": args.prior_temperature}
   return {k: v for k, v in given.items() if v is not None}

@@ -56,6 +56,10 @@ class SearchConfig:
       'loss' (mctx's, the default), 'parent' (its parent's mean value) or 'reduction'
       (the parent's value less fpu_reduction * sqrt(the visited children's prior mass)).
     fpu_reduction: PUCT with first_play 'reduction': the reduction's scale.
+    prior_temperature: PUCT and Gumbel: the prior is softmax(logits / T) at every node of the
+      tree (the evaluator's logits divided before the illegal moves are masked). Above 1 it
+      flattens the network's policy, so that the search looks wider (AlphaGo's beta 0.67 on its
+      SL prior is T = 1.5); below 1 it sharpens it. 1: the network's own.
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
       uses it against a collapse seen from scratch: with komi, a side that
@@ -79,6 +83,7 @@ class SearchConfig:
   q_transform: str = "siblings"
   first_play: str = "loss"
   fpu_reduction: float = 0.2
+  prior_temperature: float = 1.0
   # alphago
   c_puct: float = 5.0
 
@@ -97,6 +102,12 @@ class SearchConfig:
                        f"got {self.first_play!r}")
     if not self.fpu_reduction >= 0:
       raise ValueError(f"search.fpu_reduction must be at least 0, got {self.fpu_reduction!r}")
+    if not self.prior_temperature > 0:
+      raise ValueError(f"search.prior_temperature must be above 0, got "
+                       f"{self.prior_temperature!r}")
+    if self.prior_temperature != 1.0 and self.algorithm == "alphago":
+      raise ValueError("search.prior_temperature is for the PUCT and Gumbel searches; AlphaGo's "
+                       "flattens its prior with its own beta (an AlphaGo bundle's key)")
     if self.forced_playouts and self.algorithm != "puct":
       raise ValueError(f"search.forced_playouts is for the PUCT search (algorithm 'puct'), not "
                        f"{self.algorithm!r}: Gumbel's policy target comes from completed Q "

@@ -63,6 +63,19 @@ def evaluate(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.A
   return masked_logits(logits, legal), value, legal
 
 
+def tempered(evaluator: Evaluator, temperature: float) -> Evaluator:
+  """`evaluator` with its prior logits divided by `temperature` (SearchConfig.prior_temperature);
+  `evaluator` itself at 1."""
+  if temperature == 1.0:
+    return evaluator
+
+  def evaluate_tempered(variables, states, rng_key):
+    logits, value = evaluator(variables, states, rng_key)
+    return logits / temperature, value
+
+  return evaluate_tempered
+
+
 def nodes_used(tree: mctx.Tree) -> jax.Array:
   """[B] int32: one past the highest node of each tree that holds a position (mctx numbers
   nodes in the order they are expanded, so the next simulation's node is this one)."""
@@ -116,6 +129,10 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
   `search.anytime` (its `start(reuse=)`), which grows a tree of a fixed size in steps.
   """
   per_game = _per_game(rng_key)
+  evaluator = tempered(evaluator, search.prior_temperature)
+  if root is not None and search.prior_temperature != 1.0:
+    logits, value, legal = root
+    root = (jnp.where(legal, logits / search.prior_temperature, logits), value, legal)
   if root is None:
     root_key = evaluator_key(rng_key[0] if per_game else rng_key, 0)
     root = evaluate(game, evaluator, variables, states, root_key, search.min_pass_moves)

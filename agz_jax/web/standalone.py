@@ -133,7 +133,8 @@ def write_page(spec: str, out: str, *, simulations: int = 64,
             "network": network.name, "encoding": network.encoding,
             "search": {"pbCInit": settings.pb_c_init, "pbCBase": settings.pb_c_base,
                        "qTransform": settings.q_transform, "firstPlay": settings.first_play,
-                       "fpuReduction": settings.fpu_reduction}}
+                       "fpuReduction": settings.fpu_reduction,
+                       "priorTemperature": settings.prior_temperature}}
     with open(os.path.join(out, "settings.json"), "w", encoding="utf-8") as f:
       json.dump(page, f, indent=1)
     for name, target in PAGE_FILES.items():

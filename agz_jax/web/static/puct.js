@@ -25,6 +25,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   qTransform: "siblings",  // or "bounded"
   firstPlay: "loss",       // or "parent", "reduction"
   fpuReduction: 0.2,
+  priorTemperature: 1,     // the prior is softmax(logits / priorTemperature)
 });
 
 const MASKED = -3.4028234663852886e38;  // float32's lowest: an illegal move's logit
@@ -119,6 +120,14 @@ export function selectChild(node, settings, rootLegal = null) {
  */
 export async function search(game, state, evaluate, simulations, settings = DEFAULT_SETTINGS) {
   settings = {...DEFAULT_SETTINGS, ...settings};
+  if (settings.priorTemperature !== 1) {
+    const evaluateOwn = evaluate;
+    const temperature = settings.priorTemperature;
+    evaluate = async (s) => {
+      const evaluation = await evaluateOwn(s);
+      return {...evaluation, logits: Array.from(evaluation.logits, (x) => x / temperature)};
+    };
+  }
   const nodes = [newNode(game, state, await evaluate(state))];
   const rootLegal = game.legal(state);
   for (let sim = 0; sim < simulations; sim++) {
