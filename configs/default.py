@@ -50,6 +50,7 @@ def get_config() -> ml_collections.ConfigDict:
   c.search.q_transform = "siblings"  # puct: Q stretched between siblings, or "bounded" ([-1, 1])
   c.search.first_play = "loss"  # puct: an unvisited child's value: "loss", "parent", "reduction"
   c.search.fpu_reduction = 0.2  # puct, first_play "reduction": parent - this * sqrt(visited prior)
+  c.search.prior_temperature = 1.0  # puct: the prior is softmax(logits / this) at every node
   c.search.forced_playouts = False  # puct: KataGo's forced playouts + policy target pruning
   c.search.forced_playouts_k = 2.0  # puct: a child gets sqrt(k * prior * visits) visits
 

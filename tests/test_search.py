@@ -515,8 +515,12 @@ def test_the_prior_temperature_divides_the_logits_at_every_node(given_root):
 def test_a_prior_temperature_that_cannot_be_is_refused():
   with pytest.raises(ValueError, match="prior_temperature must be above 0, got 0.0"):
     helpers.search_config(algorithm="puct", prior_temperature=0.0)
-  with pytest.raises(ValueError, match="AlphaGo's flattens its prior with its own beta"):
+  with pytest.raises(ValueError, match="not 'alphago': AlphaGo's flattens its prior with its "
+                                       "own beta"):
     search.SearchConfig(algorithm="alphago", num_simulations=8, prior_temperature=1.5)
+  with pytest.raises(ValueError, match="prior_temperature is a setting of the PUCT search, not "
+                                       "'gumbel'$"):
+    helpers.search_config(algorithm="gumbel", prior_temperature=1.5)
 
 
 # ---------------------------------------------------------------------------- forced win

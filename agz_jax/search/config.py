@@ -10,7 +10,7 @@ ALGORITHM_SETTINGS = {
     "gumbel": ("max_num_considered_actions", "gumbel_scale"),
     "puct": ("dirichlet_alpha", "dirichlet_fraction", "pb_c_init", "pb_c_base",
              "forced_playouts", "forced_playouts_k", "q_transform", "first_play",
-             "fpu_reduction"),
+             "fpu_reduction", "prior_temperature"),
     "alphago": ("c_puct",),
 }
 Q_TRANSFORMS = ("siblings", "bounded")
@@ -56,7 +56,7 @@ class SearchConfig:
       'loss' (mctx's, the default), 'parent' (its parent's mean value) or 'reduction'
       (the parent's value less fpu_reduction * sqrt(the visited children's prior mass)).
     fpu_reduction: PUCT with first_play 'reduction': the reduction's scale.
-    prior_temperature: PUCT and Gumbel: the prior is softmax(logits / T) at every node of the
+    prior_temperature: PUCT: the prior is softmax(logits / T) at every node of the
       tree (the evaluator's logits divided before the illegal moves are masked). Above 1 it
       flattens the network's policy, so that the search looks wider (AlphaGo's beta 0.67 on its
       SL prior is T = 1.5); below 1 it sharpens it. 1: the network's own.
@@ -105,9 +105,10 @@ class SearchConfig:
     if not self.prior_temperature > 0:
       raise ValueError(f"search.prior_temperature must be above 0, got "
                        f"{self.prior_temperature!r}")
-    if self.prior_temperature != 1.0 and self.algorithm == "alphago":
-      raise ValueError("search.prior_temperature is for the PUCT and Gumbel searches; AlphaGo's "
-                       "flattens its prior with its own beta (an AlphaGo bundle's key)")
+    if self.prior_temperature != 1.0 and self.algorithm != "puct":
+      raise ValueError(f"search.prior_temperature is a setting of the PUCT search, not "
+                       f"{self.algorithm!r}" + (": AlphaGo's flattens its prior with its own "
+                       "beta (an AlphaGo bundle's key)" if self.algorithm == "alphago" else ""))
     if self.forced_playouts and self.algorithm != "puct":
       raise ValueError(f"search.forced_playouts is for the PUCT search (algorithm 'puct'), not "
                        f"{self.algorithm!r}: Gumbel's policy target comes from completed Q "
