@@ -27,24 +27,27 @@ function neighbours(size, point) {
   return neighbourPoints(size)[point];
 }
 
+/** Whether the empty `point` of `board` is an eye of `me`: every neighbour `me`'s stone or
+ * the edge, at most one diagonal held by the opponent, none on the edge. */
+function isOwnEye(size, board, me, point) {
+  if (!neighbours(size, point).every((q) => board[q] === me)) return false;
+  const r = Math.floor(point / size);
+  const c = point % size;
+  let defects = 0;
+  let edge = false;
+  for (const [dr, dc] of [[-1, -1], [-1, 1], [1, -1], [1, 1]]) {
+    const rr = r + dr;
+    const cc = c + dc;
+    if (rr < 0 || rr >= size || cc < 0 || cc >= size) edge = true;
+    else if (board[rr * size + cc] === -me) defects += 1;
+  }
+  return defects + (edge ? 1 : 0) < 2;
+}
+
 /** [P] bool: the mover's own eyes (go.features.own_eyes). */
 export function ownEyes(state) {
   const {size, board, toPlay: me} = state;
-  return board.map((stone, point) => {
-    if (stone !== EMPTY) return false;
-    if (!neighbours(size, point).every((q) => board[q] === me)) return false;
-    const r = Math.floor(point / size);
-    const c = point % size;
-    let defects = 0;
-    let edge = false;
-    for (const [dr, dc] of [[-1, -1], [-1, 1], [1, -1], [1, 1]]) {
-      const rr = r + dr;
-      const cc = c + dc;
-      if (rr < 0 || rr >= size || cc < 0 || cc >= size) edge = true;
-      else if (board[rr * size + cc] === -me) defects += 1;
-    }
-    return defects + (edge ? 1 : 0) < 2;
-  });
+  return board.map((stone, point) => stone === EMPTY && isOwnEye(size, board, me, point));
 }
 
 /** [P + 1] bool: the legal points that fill none of the mover's eyes; the pass false
@@ -202,22 +205,6 @@ class PlayoutBoard {
     return false;
   }
 
-  /** Whether `point` is one of the mover's own eyes (ownEyes). */
-  eye(point) {
-    const {board, size, toPlay: me} = this;
-    if (!this.table[point].every((q) => board[q] === me)) return false;
-    const r = Math.floor(point / size);
-    const c = point % size;
-    let defects = 0;
-    for (const [dr, dc] of [[-1, -1], [-1, 1], [1, -1], [1, 1]]) {
-      const rr = r + dr;
-      const cc = c + dc;
-      if (rr >= 0 && rr < size && cc >= 0 && cc < size && board[rr * size + cc] === -me) defects += 1;
-    }
-    const edge = r === 0 || c === 0 || r === size - 1 || c === size - 1;
-    return defects + (edge ? 1 : 0) < 2;
-  }
-
   play(point) {
     this.state = null;
     if (point < 0) {
@@ -248,7 +235,7 @@ class PlayoutBoard {
   randomSensibleMove(random) {
     const points = [];
     this.board.forEach((stone, point) => {
-      if (stone === EMPTY && !this.eye(point)) points.push(point);
+      if (stone === EMPTY && !isOwnEye(this.size, this.board, this.toPlay, point)) points.push(point);
     });
     for (let left = points.length; left > 0; left--) {
       const pick = Math.floor(random() * left);
