@@ -331,6 +331,22 @@ def test_pairs_of_games_share_an_opening(tmp_path, fake):
     assert line["moves"] == 4 and int(final.passes) == 2
 
 
+@pytest.mark.subprocess
+def test_a_match_goes_on_from_a_given_game_with_its_colours_and_openings(tmp_path, fake):
+  cfg = go.GoConfig(size=5, komi=0.5)
+  openings = _two_openings(tmp_path, cfg, 2)
+  results = match.run_match([fake("pass"), fake("pass")], ["A", "B"], games=5, size=5,
+                            komi=0.5, out=str(tmp_path / "out"), parallel=1, openings=openings,
+                            first_game=3, log=lambda line: None)
+  assert [r["game"] for r in results] == [3, 4]
+  assert [r["opening"] for r in results] == [1, 0]  # as in the whole match above
+  assert [r["black"] for r in results] == ["B", "A"]
+  for first in (-1, 5):
+    with pytest.raises(ValueError, match="--first-game must be at least 0 and below --games"):
+      match.run_match([fake("pass"), fake("pass")], games=5, size=5, komi=0.5,
+                      out=str(tmp_path / "bad"), first_game=first)
+
+
 # -- ratings ----------------------------------------------------------------------------------
 
 def write_results(directory, games):

@@ -43,6 +43,10 @@ def main(argv=None):
   parser.add_argument("--sprt-pairs", action="store_true",
                       help="with --openings: the SPRT counts whole pairs of games (the "
                            "pentanomial model) instead of games")
+  parser.add_argument("--first-game", type=int, default=0,
+                      help="play only games N to --games - 1, with those games' colours and "
+                           "openings: the rest of a match whose first games were played "
+                           "elsewhere (give it its own --out and --seed)")
   args = parser.parse_args(argv)
   # The referee's rule checks are tiny: keep them off any accelerator the engines may use.
   jax.config.update("jax_platforms", "cpu")
@@ -60,7 +64,7 @@ def main(argv=None):
                         out=args.out, parallel=args.parallel, max_moves=args.max_moves,
                         timeout=args.timeout, startup_timeout=args.startup_timeout, seed=args.seed,
                         sprt=test, openings=openings, sprt_pairs=args.sprt_pairs,
-                        log=lambda line: print(line, flush=True))
+                        first_game=args.first_game, log=lambda line: print(line, flush=True))
   except (ValueError, RuntimeError) as e:
     sys.exit(f"match: {e}")
   except KeyboardInterrupt:

@@ -21,14 +21,14 @@ class _Match:
   """Shared state of the workers: the games left, the results so far, the output files."""
 
   def __init__(self, commands, names, cfg, out, games, parallel, seed, timeout, startup_timeout,
-               done, log, sprt=None, openings=None, sprt_pairs=False):
+               done, log, sprt=None, openings=None, sprt_pairs=False, first_game=0):
     self.commands, self.names, self.cfg, self.out = commands, names, cfg, out
     self.sprt, self.openings, self.sprt_pairs = sprt, openings, sprt_pairs
     self.parallel = parallel
     self.timeout, self.startup_timeout = timeout, startup_timeout
-    self.todo = [g for g in range(games) if g not in {r["game"] for r in done}]
+    self.todo = [g for g in range(first_game, games) if g not in {r["game"] for r in done}]
     self.results = list(done)
-    self.total = games
+    self.total = games - first_game
     self.log = log
     seeds = [v for r in done for v in (r.get("seeds") or {}).values() if v is not None]
     self.first_seed = max([seed] + [v + 1 for v in seeds])  # a resumed match reuses no seed
@@ -233,7 +233,7 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
               komi: float, out: str, parallel: int | None = None, max_moves: int | None = None,
               timeout: float = 60.0, startup_timeout: float = 300.0, seed: int = 0,
               sprt: Sprt | None = None, openings: list | None = None,
-              sprt_pairs: bool = False, log=print) -> list[dict]:
+              sprt_pairs: bool = False, first_game: int = 0, log=print) -> list[dict]:
   """Plays `games` games between engines A and B (A black in even games).
 
   Args:
@@ -253,6 +253,8 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
       k (cycling), A black in one and B in the other. A match resumes only with the openings
       it was started with.
     sprt_pairs: with openings, the test counts whole pairs of games (Sprt.pair_llr) instead.
+    first_game: play only games first_game .. games - 1, with the colours and openings of
+      those numbers: the rest of a match whose first games were played elsewhere.
     log: called with each progress line.
 
   Returns:
@@ -266,6 +268,9 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
   names = player_names(commands, names)
   if games < 1:
     raise ValueError(f"--games must be positive, got {games}")
+  if not 0 <= first_game < games:
+    raise ValueError(f"--first-game must be at least 0 and below --games ({games}), got "
+                     f"{first_game}")
   if sprt_pairs and not (sprt and openings):
     raise ValueError("counting the SPRT by pairs of games needs --sprt and --openings (the "
                      "pairs share openings)")
@@ -276,7 +281,7 @@ def run_match(commands: list[str], names: list[str] | None = None, *, games: int
   _check_openings(out, done, openings)
   parallel = max(1, min(parallel or os.cpu_count() or 1, games))
   match = _Match(commands, names, cfg, out, games, parallel, seed, timeout, startup_timeout,
-                 done, log, sprt, openings, sprt_pairs)
+                 done, log, sprt, openings, sprt_pairs, first_game)
   if done:
     log(f"resuming {out}: {len(done)} of {games} games already played")
   threads = [threading.Thread(target=match.worker, args=(w,), daemon=True)
