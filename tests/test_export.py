@@ -40,3 +40,18 @@ def test_the_shipped_9x9_network_knows_some_go():
   out = player.analyse(cfg, go.play(cfg, [go.gtp_to_action(cfg, v) for v in moves]))
   assert go.action_to_gtp(cfg, out["action"]) == "E4"
   assert out["value"] > 0.5
+
+
+def test_the_shipped_dots_network_plays_3x3_boxes():
+  """pretrained/dots-3x3 (96-4 against the greedy player at PUCT 1,024: BENCHMARKS.md) is a
+  3 x 3 Dots and Boxes player whose moves are legal lines."""
+  from agz_jax import dots_and_boxes as dab  # pylint: disable=import-outside-toplevel
+  player = players.load_player(players.pretrained_path("dots-3x3"), simulations=16, seed=0)
+  cfg = player.game.cfg
+  assert (cfg.rows, cfg.cols) == (3, 3)
+  state = dab.init(cfg)
+  for _ in range(6):
+    line = player.analyse(cfg, state)["action"]
+    assert bool(np.asarray(dab.legal_actions(cfg, state))[line])
+    state = dab.step(cfg, state, line)
+  assert int(state.move_count) == 6
