@@ -94,17 +94,17 @@ def _play_by_clicks(site, free_selector, *, pass_after=None):
     server.wait(timeout=30)
 
 
-def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, dots_checkpoint,
-                                                          onnxruntime_web):
+def test_the_page_plays_a_whole_game_in_headless_chromium(tmp_path, onnxruntime_web):
+  """The shipped Dots and Boxes network, exported as a user would, plays a whole game."""
   site = tmp_path / "site"
-  assert standalone.main(["--checkpoint", dots_checkpoint, "--out", str(site), "--simulations",
+  assert standalone.main(["--pretrained", "dots-3x3", "--out", str(site), "--simulations",
                           "16", "--onnxruntime-web", onnxruntime_web]) == 0
   assert sorted(os.listdir(site)) == ["boxes_rules.js", "go_endgame.js", "go_katago.js",
                                       "go_rules.js", "index.html", "network.onnx", "ort",
                                       "puct.js", "settings.json", "standalone.js"]
   moves, you, engine, text, clicks = _play_by_clicks(site, "rect.line.free")
   # Every line drawn once, each legal by the Python rules, the engine's and ours alike.
-  cfg = db.DotsConfig(2, 3)
+  cfg = db.DotsConfig(3, 3)
   assert sorted(moves) == list(range(cfg.num_lines)) and 0 < clicks < len(moves)
   state = db.init(cfg)
   for line in moves:
