@@ -3,7 +3,9 @@
 # two runs of configs/zero_9x9_cpu.py, one after the other and alone on the machine, identical
 # but for the encoding; then their last checkpoints head to head and each against GNU Go level
 # 10 at 1 s a move (PUCT, a tree on each core), and both runs' checkpoints rated together
-# against training time in one picture.
+# against training time in one picture. The head-to-head pairs start from two random moves
+# (--random-openings): without them the two engines, which search alike each time, replay
+# the same few games.
 #
 #   bench/encoding_pair.sh train SECONDS [ROOT] [RUN...]   # the runs (agz17 katago), SECONDS each
 #   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES]   # 60 and 40 by default
@@ -40,7 +42,7 @@ case $phase in
     mkdir -p "$out"
     python -m agz_jax.match --names agz17 katago --black "$(engine "$root/agz17")" \
         --white "$(engine "$root/katago")" --games "$h2h" --size 9 --komi 7.5 --parallel 1 \
-        --seed 0 --out "$out/agz17_vs_katago"
+        --random-openings 2 --seed 0 --out "$out/agz17_vs_katago"
     for run in agz17 katago; do
       python -m agz_jax.match --names "$run" gnugo-l10 --black "$(engine "$root/$run")" \
           --white "$gnugo10" --games "$vs" --size 9 --komi 7.5 --parallel 1 --seed 100 \

@@ -246,6 +246,32 @@ def test_openings_from_sgf_games(tmp_path):
     match.load_openings(str(tmp_path), cfg, 5)
 
 
+def test_random_openings():
+  cfg = go.GoConfig(size=9, komi=7.5)
+  openings = match.random_openings(cfg, 12, 3, seed=5)
+  assert len(set(openings)) == 12 and all(len(o) == 3 for o in openings)
+  for opening in openings:  # on the third line and in, each a stone that stays on the board
+    assert all(2 <= a // 9 <= 6 and 2 <= a % 9 <= 6 for a in opening)
+    state = go.play(cfg, list(opening))
+    assert np.count_nonzero(np.asarray(state.board)) == 3 and int(state.board[opening[0]]) == 1
+  # The seed decides them; a longer match keeps the shorter one's openings first.
+  assert match.random_openings(cfg, 12, 3, seed=5) == openings
+  assert match.random_openings(cfg, 20, 3, seed=5)[:12] == openings
+  assert match.random_openings(cfg, 12, 3, seed=6) != openings
+  with pytest.raises(ValueError, match="--random-openings must be positive"):
+    match.random_openings(cfg, 2, 0, seed=0)
+  # 5x5 has one point on the third line and in: one opening of one move at most.
+  with pytest.raises(ValueError, match="has 1 points on the third line and in, too few for 2"):
+    match.random_openings(go.GoConfig(size=5, komi=0.5), 2, 1, seed=0)
+
+
+def test_openings_are_given_one_way(tmp_path):
+  with pytest.raises(SystemExit, match="give --openings or --random-openings, not both"):
+    match.main(["--black", RANDOM, "--white", RANDOM, "--games", "2", "--size", "9", "--komi",
+                "7.5", "--out", str(tmp_path / "m"), "--openings", str(tmp_path),
+                "--random-openings", "2"])
+
+
 @pytest.mark.subprocess
 @pytest.mark.parametrize("a, b, decision", [("pass", "a1", "H1"), ("a1", "pass", "H0")])
 def test_match_stops_when_the_sprt_decides(tmp_path, fake, a, b, decision):
@@ -329,6 +355,12 @@ def test_pairs_of_games_share_an_opening(tmp_path, fake):
     assert tuple(a for _, a in record.moves[:2]) == openings[line["opening"]]
     assert [c for c, _ in record.moves[2:]] == [go.BLACK, go.WHITE]  # then both pass
     assert line["moves"] == 4 and int(final.passes) == 2
+  # Games 0 and 4, the same opening and colours, were played alike: the summary says so.
+  keys = [r["game_key"] for r in results]
+  assert keys[4] == keys[0] and len(set(keys)) == 4
+  assert "note: 1 of 5 games repeat an earlier game move for move" in match.summary(
+      ["A", "B"], results)
+  assert "repeat" not in match.summary(["A", "B"], results[:4])
 
 
 @pytest.mark.subprocess

@@ -25,7 +25,10 @@ a rare superko repetition loses it the game here.
 probability ratio test accepts H0 (A is ELO0 Elo stronger than B) or H1 (ELO1), printing
 the log-likelihood ratio and its bounds after each game (match.sprt); `--openings FILE`
 starts each pair of games, colours swapped, from the first --opening-moves moves of one
-game of an SGF file or folder, so that the pair differs only in who plays which side;
+game of an SGF file or folder, so that the pair differs only in who plays which side
+(`--random-openings MOVES`: from MOVES random moves on the third line and in, for boards
+with no human games; without openings engines that search alike replay the same games,
+which the summary counts);
 `--sprt-pairs` then has the test count whole pairs (their five possible scores: the
 pentanomial model), which decides sooner at narrow bounds where colour decides many pairs.
 
@@ -37,11 +40,11 @@ results.jsonl.
 
 from agz_jax.match.cli import main
 from agz_jax.match.process import EngineFailure, EngineStartError, GtpProcess, GtpRefused
-from agz_jax.match.referee import Outcome, load_openings, play_game
+from agz_jax.match.referee import Outcome, load_openings, play_game, random_openings
 from agz_jax.match.report import default_name, player_names, summary
 from agz_jax.match.runner import a_record, pair_counts, run_match
 from agz_jax.match.sprt import Sprt
 
 __all__ = ["EngineFailure", "EngineStartError", "GtpProcess", "GtpRefused", "Outcome", "Sprt",
            "a_record", "default_name", "load_openings", "main", "pair_counts", "play_game",
-           "player_names", "run_match", "summary"]
+           "player_names", "random_openings", "run_match", "summary"]

@@ -6,7 +6,7 @@ import sys
 import jax
 
 from agz_jax import go
-from agz_jax.match.referee import load_openings
+from agz_jax.match.referee import load_openings, random_openings
 from agz_jax.match.report import player_names, summary
 from agz_jax.match.runner import run_match, sprt_llr
 from agz_jax.match.sprt import Sprt
@@ -40,6 +40,11 @@ def main(argv=None):
                       help="an SGF file or folder: each pair of games (colours swapped) starts "
                            "from the first --opening-moves moves of one of its games")
   parser.add_argument("--opening-moves", type=int, default=8)
+  parser.add_argument("--random-openings", type=int, default=None, metavar="MOVES",
+                      help="instead of --openings: each pair of games (colours swapped) starts "
+                           "from MOVES moves drawn at random, by --seed, on the third line and "
+                           "in (boards with no human games to open from; engines that search "
+                           "alike would otherwise play the same games again)")
   parser.add_argument("--sprt-pairs", action="store_true",
                       help="with --openings: the SPRT counts whole pairs of games (the "
                            "pentanomial model) instead of games")
@@ -55,6 +60,13 @@ def main(argv=None):
     names = player_names(commands, args.names)
     test = None if args.sprt is None else Sprt(*args.sprt, alpha=args.alpha, beta=args.beta)
     openings = None
+    if args.openings is not None and args.random_openings is not None:
+      raise ValueError("give --openings or --random-openings, not both")
+    if args.random_openings is not None:
+      cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
+      openings = random_openings(cfg, (args.games + 1) // 2, args.random_openings, args.seed)
+      print(f"{len(openings)} openings of {args.random_openings} random moves (seed {args.seed})",
+            flush=True)
     if args.openings is not None:
       cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
       openings = load_openings(args.openings, cfg, args.opening_moves)

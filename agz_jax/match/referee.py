@@ -4,6 +4,8 @@ import dataclasses
 import math
 import os
 
+import numpy as np
+
 from agz_jax import go, sgf
 from agz_jax.match.process import EngineFailure, GtpRefused
 
@@ -165,4 +167,41 @@ def load_openings(path: str, cfg: go.GoConfig, moves: int) -> list[tuple[int, ..
     raise ValueError(f"--openings {path}: no game of {cfg.size}x{cfg.size} without setup "
                      f"stones has {moves} moves to open with; give fewer --opening-moves or "
                      f"other games")
+  return openings
+
+
+def random_openings(cfg: go.GoConfig, count: int, moves: int, seed: int) -> list[tuple[int, ...]]:
+  """`count` different openings of `moves` moves, black first, each drawn at random from the
+  points on the third line and in: for boards with no human games to open from (9x9), so that
+  engines that search alike each time still play different games.
+
+  The same arguments give the same openings, and a larger `count` the same ones first (a
+  resumed match that grew keeps its pairs). Each pair of games plays one with colours
+  swapped, so whatever edge an opening gives one colour, each engine has it once.
+
+  Raises:
+    ValueError: `moves` not positive, or more moves or openings than the points allow.
+  """
+  if moves < 1:
+    raise ValueError(f"--random-openings must be positive, got {moves}")
+  inner = [r * cfg.size + c for r in range(2, cfg.size - 2) for c in range(2, cfg.size - 2)]
+  if moves > len(inner) or math.perm(len(inner), moves) < count:
+    raise ValueError(f"--random-openings {moves}: a {cfg.size}x{cfg.size} board has {len(inner)} "
+                     f"points on the third line and in, too few for {count} different openings; "
+                     f"give more moves or fewer games")
+  rng = np.random.default_rng(seed)
+  openings, seen = [], set()
+  while len(openings) < count:
+    actions = tuple(int(a) for a in rng.choice(inner, size=moves, replace=False))
+    if actions in seen:
+      continue
+    seen.add(actions)
+    state = go.init(cfg)
+    try:
+      for action in actions:
+        state = go.play(cfg, [action], state)
+    except ValueError:  # a suicide among many stones
+      continue
+    if np.count_nonzero(np.asarray(state.board)) == moves:  # nothing captured
+      openings.append(actions)
   return openings

@@ -110,6 +110,15 @@ def summary(names: list[str], results: list[dict]) -> str:
   for r in results:
     reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
   lines.append("endings: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+  seen, repeats = set(), 0
+  for key in (r.get("game_key") for r in results):  # results files from before it have none
+    if key:
+      repeats += key in seen
+      seen.add(key)
+  if repeats:
+    lines.append(f"note: {repeats} of {n} games repeat an earlier game move for move: the engines "
+                 f"play alike each time, so those games add no evidence; start pairs of games "
+                 f"from --openings")
   disagreements = {name: [] for name in names}
   for r in results:
     if r["reason"] != "score":

@@ -87,7 +87,8 @@ class _Match:
         "winner": names[outcome.winner] if outcome.winner else None, "result": outcome.result,
         "reason": outcome.reason, "detail": outcome.detail, "moves": len(outcome.moves),
         "final_score": outcome.final_score, "size": cfg.size, "komi": cfg.komi,
-        "max_moves": cfg.max_moves, "seconds": round(seconds, 2), "sgf": path, "seeds": seeds}
+        "max_moves": cfg.max_moves, "seconds": round(seconds, 2), "sgf": path, "seeds": seeds,
+        "game_key": game_key(names[go.BLACK], outcome.moves)}
     if opening is not None:
       line["opening"] = opening
       line["opening_key"] = opening_key(self.openings[opening])
@@ -191,6 +192,13 @@ def sprt_llr(sprt: Sprt, results: list[dict], name: str, paired: bool) -> tuple[
 def opening_key(opening) -> str:
   """A short fingerprint of an opening's moves, kept with each game played from it."""
   return hashlib.sha1(",".join(map(str, opening)).encode()).hexdigest()[:12]
+
+
+def game_key(black: str, moves) -> str:
+  """A short fingerprint of a whole game: who had black and every move, the opening's too.
+  Two games with one key were played move for move alike (report.summary counts them)."""
+  text = black + ";" + ",".join(f"{colour}:{action}" for colour, action in moves)
+  return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def _check_openings(out: str, done: list[dict], openings: list | None):
