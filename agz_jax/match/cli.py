@@ -62,13 +62,12 @@ def main(argv=None):
     openings = None
     if args.openings is not None and args.random_openings is not None:
       raise ValueError("give --openings or --random-openings, not both")
+    cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
     if args.random_openings is not None:
-      cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
       openings = random_openings(cfg, (args.games + 1) // 2, args.random_openings, args.seed)
       print(f"{len(openings)} openings of {args.random_openings} random moves (seed {args.seed})",
             flush=True)
     if args.openings is not None:
-      cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
       openings = load_openings(args.openings, cfg, args.opening_moves)
       print(f"{len(openings)} openings of {args.opening_moves} moves from {args.openings}",
             flush=True)

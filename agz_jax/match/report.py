@@ -118,7 +118,7 @@ def summary(names: list[str], results: list[dict]) -> str:
   if repeats:
     lines.append(f"note: {repeats} of {n} games repeat an earlier game move for move: the engines "
                  f"play alike each time, so those games add no evidence; start pairs of games "
-                 f"from --openings")
+                 f"from --openings or --random-openings")
   disagreements = {name: [] for name in names}
   for r in results:
     if r["reason"] != "score":
