@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, match, ratings, sgf, stats
+from agz_jax.match import cli as match_cli
 
 # GNU Go where .ci/run finds it: on the PATH, or where Debian puts it (/usr/games is not on
 # every PATH).
@@ -270,6 +271,25 @@ def test_openings_are_given_one_way(tmp_path):
     match.main(["--black", RANDOM, "--white", RANDOM, "--games", "2", "--size", "9", "--komi",
                 "7.5", "--out", str(tmp_path / "m"), "--openings", str(tmp_path),
                 "--random-openings", "2"])
+
+
+def test_a_split_match_keeps_its_random_openings(tmp_path, monkeypatch):
+  # The rest of a match played elsewhere gets new engine seeds (--seed) but must open its games
+  # as the whole match would: the openings follow --opening-seed, --seed only without it.
+  given = []
+  monkeypatch.setattr(match_cli, "run_match", lambda *a, **k: given.append(k) or [])
+  monkeypatch.setattr(match_cli, "summary", lambda *a: "")
+  args = ["--black", RANDOM, "--white", RANDOM, "--games", "8", "--size", "9", "--komi", "7.5",
+          "--out", str(tmp_path / "m"), "--random-openings", "2"]
+  cfg = go.GoConfig(size=9, komi=7.5)
+  match.main(args + ["--seed", "7"])
+  match.main(args + ["--seed", "500", "--first-game", "4", "--opening-seed", "7"])
+  assert given[0]["openings"] == given[1]["openings"] == match.random_openings(cfg, 4, 2, seed=7)
+  assert (given[0]["seed"], given[1]["seed"], given[1]["first_game"]) == (7, 500, 4)
+  match.main(args + ["--seed", "500"])
+  assert given[2]["openings"] != given[0]["openings"]
+  with pytest.raises(SystemExit, match="--opening-seed draws --random-openings"):
+    match.main(args[:-2] + ["--opening-seed", "7"])
 
 
 @pytest.mark.subprocess

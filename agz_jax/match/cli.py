@@ -42,16 +42,20 @@ def main(argv=None):
   parser.add_argument("--opening-moves", type=int, default=8)
   parser.add_argument("--random-openings", type=int, default=None, metavar="MOVES",
                       help="instead of --openings: each pair of games (colours swapped) starts "
-                           "from MOVES moves drawn at random, by --seed, on the third line and "
-                           "in (boards with no human games to open from; engines that search "
-                           "alike would otherwise play the same games again)")
+                           "from MOVES moves drawn at random, by --opening-seed, on the third "
+                           "line and in (boards with no human games to open from; engines that "
+                           "search alike would otherwise play the same games again)")
+  parser.add_argument("--opening-seed", type=int, default=None,
+                      help="with --random-openings: the seed that draws the openings (default: "
+                           "--seed); the rest of a split match keeps its first part's")
   parser.add_argument("--sprt-pairs", action="store_true",
                       help="with --openings: the SPRT counts whole pairs of games (the "
                            "pentanomial model) instead of games")
   parser.add_argument("--first-game", type=int, default=0,
                       help="play only games N to --games - 1, with those games' colours and "
                            "openings: the rest of a match whose first games were played "
-                           "elsewhere (give it its own --out and --seed)")
+                           "elsewhere (give it its own --out and --seed, and with "
+                           "--random-openings the first part's --opening-seed)")
   args = parser.parse_args(argv)
   # The referee's rule checks are tiny: keep them off any accelerator the engines may use.
   jax.config.update("jax_platforms", "cpu")
@@ -63,10 +67,13 @@ def main(argv=None):
     if args.openings is not None and args.random_openings is not None:
       raise ValueError("give --openings or --random-openings, not both")
     cfg = go.GoConfig(size=args.size, komi=args.komi, max_moves=args.max_moves)
+    if args.opening_seed is not None and args.random_openings is None:
+      raise ValueError("--opening-seed draws --random-openings: give both or neither")
     if args.random_openings is not None:
-      openings = random_openings(cfg, (args.games + 1) // 2, args.random_openings, args.seed)
-      print(f"{len(openings)} openings of {args.random_openings} random moves (seed {args.seed})",
-            flush=True)
+      opening_seed = args.seed if args.opening_seed is None else args.opening_seed
+      openings = random_openings(cfg, (args.games + 1) // 2, args.random_openings, opening_seed)
+      print(f"{len(openings)} openings of {args.random_openings} random moves (seed "
+            f"{opening_seed})", flush=True)
     if args.openings is not None:
       openings = load_openings(args.openings, cfg, args.opening_moves)
       print(f"{len(openings)} openings of {args.opening_moves} moves from {args.openings}",

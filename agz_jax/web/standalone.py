@@ -4,8 +4,8 @@
   python -m agz_jax.web.standalone --pretrained zero-9x9 --out go-site
   python -m http.server --directory site 8000      # or any static host; then open the page
 
-Dots and Boxes networks, and Go networks on AlphaGo Zero's 17 planes (the page computes no
-other Go planes). The folder holds the page (index.html, standalone.js), the games' rules,
+Dots and Boxes networks, and Go networks on AlphaGo Zero's 17 planes or KataGo's without
+ladders (the page computes no other Go planes). The folder holds the page (index.html, standalone.js), the games' rules,
 planes and the players' PUCT search in JavaScript (boxes_rules.js, go_rules.js, puct.js), the
 network as ONNX (network.onnx, agz_jax.onnx_export), settings.json (the game and its board, the
 simulations per move and the search settings of the network's training run) and ONNX Runtime
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
                                    description=__doc__.splitlines()[0])
   who = parser.add_mutually_exclusive_group(required=True)
   who.add_argument("--checkpoint", help="a training workdir or checkpoint (Dots and Boxes, or "
-                   "Go on 17 planes)")
+                   "Go on 17 planes or katago_noladders)")
   who.add_argument("--pretrained", help="a network shipped in the repository's pretrained/")
   parser.add_argument("--out", required=True, help="the new folder")
   parser.add_argument("--simulations", type=int, default=64, help="the engine's search per move")
