@@ -242,3 +242,54 @@ def test_a_checkpoint_of_the_other_katago_encoding_is_refused_in_one_line(tmp_pa
                      match=r"reads katago planes, this config katago_noladders.*new --workdir"):
     reader.restore_latest(abstract, other)
   reader.close()
+
+
+def test_a_17_plane_network_carried_over_to_katagos_planes_computes_what_it_did(tmp_path):
+  """init_from a network on AlphaGo Zero's planes into a run on KataGo's: on a position whose
+  history planes repeat the current board, the carried network computes what the old one
+  did, for either colour to play (exactly, where the colour plane's kernel is its centre tap;
+  a constant bias per channel is only near at the edges for the rest)."""
+  import helpers  # pylint: disable=import-outside-toplevel
+  from configs import cpu_9x9  # pylint: disable=import-outside-toplevel
+  from agz_jax.training import warm_start  # pylint: disable=import-outside-toplevel
+  from agz_jax import checkpoint  # pylint: disable=import-outside-toplevel
+  config = cpu_9x9.get_config()
+  config.game.komi = 7.5
+  config.model.update(blocks=1, channels=8, value_hidden=16)
+  start = helpers.make_checkpoint(tmp_path / "agz17", config=config.copy_and_resolve_references())
+  _, variables = checkpoint.load_network(start)
+  old = nets.make(config.model, num_actions=82)
+  kernel = np.array(variables["params"]["Conv_0"]["kernel"])
+  history = (kernel.shape[2] - 1) // 2
+  centre = kernel[1, 1, 2 * history].copy()
+  kernel[:, :, 2 * history] = 0.0
+  kernel[1, 1, 2 * history] = centre
+  variables = {**variables, "params": {**variables["params"], "Conv_0": {"kernel": kernel}}}
+  katago_config = config.copy_and_resolve_references()
+  katago_config.model.encoding = "katago_noladders"
+  new = nets.make(katago_config.model, num_actions=82)
+  like = new.init(jax.random.PRNGKey(1), jnp.zeros((1, 9, 9, katago.NUM_PLANES)))
+  carried = warm_start.agz17_to_katago(variables, like, komi=7.5)
+  assert jax.tree.map(np.shape, carried) == jax.tree.map(np.shape, like)
+  for moves in ([40, 41, 30, 50, 31], [40, 41, 30, 50, 31, 32]):  # white, then black to play
+    state = go.play(CFG9, moves)
+    x = planes_of(CFG9, state, "katago_noladders").reshape(1, 9, 9, katago.NUM_PLANES)
+    board, me = np.asarray(state.board), int(state.to_play)
+    repeated = np.concatenate([np.repeat((board == me)[None], history, 0),
+                               np.repeat((board == -me)[None], history, 0),
+                               np.full((1, 81), float(me == go.BLACK))]).T.reshape(1, 9, 9, -1)
+    want_logits, want_value = old.apply(variables, jnp.asarray(repeated, jnp.float32))
+    logits, value = new.apply(carried, jnp.asarray(x))
+    np.testing.assert_allclose(np.asarray(logits), np.asarray(want_logits), atol=1e-4)
+    np.testing.assert_allclose(np.asarray(value), np.asarray(want_value), atol=1e-5)
+  # Through init_from: the run starts from the carried network, and says so.
+  shapes = jax.tree.map(np.shape, like)
+  loaded, words = warm_start.load_start(start, katago_config, like)
+  assert words.endswith("on agz17 planes for 9x9, its first layer carried over to "
+                        "katago_noladders planes") and jax.tree.map(np.shape, loaded) == shapes
+  katago_config.model.channels = 16
+  wider = nets.make(katago_config.model, num_actions=82).init(
+      jax.random.PRNGKey(1), jnp.zeros((1, 9, 9, katago.NUM_PLANES)))
+  with pytest.raises(ValueError, match=r"^init_from: .* holds a 1x8 resnet on agz17 planes for "
+                     r"9x9; this run trains a 1x16 resnet on katago_noladders planes"):
+    warm_start.load_start(start, katago_config, wider)

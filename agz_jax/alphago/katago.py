@@ -67,6 +67,8 @@ from agz_jax.go import EMPTY, GoConfig, GoState
 
 NUM_SPATIAL = 22
 NUM_GLOBAL = 8
+ON_BOARD, OWN_STONES, OPPONENT_STONES = 0, 1, 2  # spatial planes (module docstring)
+SELF_KOMI = 5  # the global feature of komi from X's view, / 20
 HISTORY = 6  # boards: the current one and the five before it (the last five moves)
 
 

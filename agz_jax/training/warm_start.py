@@ -1,9 +1,12 @@
 """A run's starting network in place of random weights, checked against the run's own network:
-a dual network trained elsewhere, on human games say (`config.init_from`: load_start), or the
-SL policy's convolutions under a value network (`value.init_from`: load_convolutions)."""
+a dual network trained elsewhere, on human games say (`config.init_from`: load_start; a network
+on AlphaGo Zero's 17 planes may start one on KataGo's), or the SL policy's convolutions under a
+value network (`value.init_from`: load_convolutions)."""
 
 import jax
 import numpy as np
+
+from agz_jax.alphago import katago
 
 
 def describe(config) -> str:
@@ -19,6 +22,10 @@ def load_start(path: str, config, like: dict) -> tuple[dict, str]:
   """The variables of the dual network at `path`, cast to the dtypes of `like` (the fresh
   run's {'params', 'batch_stats'}), and describe()'s words for it.
 
+  A network on AlphaGo Zero's planes ("agz17") starts a run on KataGo's ("katago",
+  "katago_noladders") of the same shapes otherwise: its first layer is carried over to
+  KataGo's planes (agz17_to_katago), every other layer as it is.
+
   Raises:
     checkpoint.CheckpointMismatch (a ValueError): one line, where the network is not a resnet
       of the run's encoding and shapes.
@@ -28,8 +35,14 @@ def load_start(path: str, config, like: dict) -> tuple[dict, str]:
   given, variables = checkpoint.load_network(path)
   theirs = describe(given)
   shapes = lambda tree: jax.tree.map(lambda a: tuple(a.shape), tree)
+  encoding = given.model.get("encoding")
+  carried = (given.model.kind == "resnet" and encoding == "agz17"
+             and config.model.encoding in katago.ENCODINGS
+             and "global_inputs" in like.get("params", {}))
+  if carried:
+    variables = agz17_to_katago(variables, like, config.game.komi)
   try:
-    fits = (given.model.kind == "resnet" and given.model.encoding == config.model.encoding
+    fits = (given.model.kind == "resnet" and (carried or encoding == config.model.encoding)
             and shapes(variables) == shapes(like))
   except (TypeError, ValueError):  # other keys: another network's tree
     fits = False
@@ -38,7 +51,43 @@ def load_start(path: str, config, like: dict) -> tuple[dict, str]:
         f"init_from: {path} holds {theirs}; this run trains {describe(config)}: set "
         "model.blocks, model.channels, model.encoding and KataGo's switches to the "
         "checkpoint's, or start without init_from")
+  if carried:
+    theirs += f", its first layer carried over to {config.model.encoding} planes"
   return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), variables, like), theirs
+
+
+def agz17_to_katago(variables: dict, like: dict, komi: float) -> dict:
+  """A network on AlphaGo Zero's planes carried over to KataGo's: `variables` with the first
+  convolution's kernel (and the global input's projection, which the 17 planes' network lacks)
+  in the shapes of `like`'s, computing what the old network computed on a position whose
+  history planes all repeat the current board, for games at `komi`.
+
+  The 17 planes' kernels over the player's stones at the last T moves add up to KataGo's plane
+  of its stones, those of the opponent's to its plane of theirs. The colour plane (ones when
+  black is to play) has no plane of its own there: half its kernel goes to the board plane
+  (ones), and the other half, signed by the colour, to the global feature of komi from the
+  mover's view (-komi / 20 for black, +komi / 20 for white), which adds it as a bias per
+  channel (exact for the kernel's centre tap, near at the edges for the rest). KataGo's other
+  planes and globals start at zero: the network learns what they add.
+  """
+  params = dict(variables["params"])
+  kernel = np.asarray(params["Conv_0"]["kernel"], np.float32)  # [3, 3, 2T + 1, C]
+  history = (kernel.shape[2] - 1) // 2
+  mine = like["params"]
+  new = np.zeros(mine["Conv_0"]["kernel"].shape, np.float32)   # [3, 3, spatial, C]
+  if (new.shape[:2], new.shape[3]) != (kernel.shape[:2], kernel.shape[3]):
+    return variables  # another width: load_start refuses it in one line
+  colour = kernel[:, :, 2 * history]
+  new[:, :, katago.OWN_STONES] = kernel[:, :, :history].sum(axis=2)
+  new[:, :, katago.OPPONENT_STONES] = kernel[:, :, history:2 * history].sum(axis=2)
+  new[:, :, katago.ON_BOARD] = colour / 2
+  projection = np.zeros(mine["global_inputs"]["kernel"].shape, np.float32)  # [globals, C]
+  if komi:
+    # Black: -komi / 20 times this is +colour's sum / 2; white: -colour's sum / 2.
+    projection[katago.SELF_KOMI] = -10.0 * colour.sum(axis=(0, 1)) / komi
+  params["Conv_0"] = {"kernel": new}
+  params["global_inputs"] = {"kernel": projection}
+  return {**variables, "params": params}
 
 
 def load_convolutions(path: str, params: dict) -> tuple[dict, list[str]]:
