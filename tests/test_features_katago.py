@@ -258,6 +258,7 @@ def test_a_17_plane_network_carried_over_to_katagos_planes_computes_what_it_did(
   config.model.update(blocks=1, channels=8, value_hidden=16)
   start = helpers.make_checkpoint(tmp_path / "agz17", config=config.copy_and_resolve_references())
   _, variables = checkpoint.load_network(start)
+  saved = variables
   old = nets.make(config.model, num_actions=82)
   kernel = np.array(variables["params"]["Conv_0"]["kernel"])
   history = (kernel.shape[2] - 1) // 2
@@ -269,7 +270,7 @@ def test_a_17_plane_network_carried_over_to_katagos_planes_computes_what_it_did(
   katago_config.model.encoding = "katago_noladders"
   new = nets.make(katago_config.model, num_actions=82)
   like = new.init(jax.random.PRNGKey(1), jnp.zeros((1, 9, 9, katago.NUM_PLANES)))
-  carried = warm_start.agz17_to_katago(variables, like, komi=7.5)
+  carried = warm_start.agz17_to_katago(variables, like, komi=7.5, points=81)
   assert jax.tree.map(np.shape, carried) == jax.tree.map(np.shape, like)
   for moves in ([40, 41, 30, 50, 31], [40, 41, 30, 50, 31, 32]):  # white, then black to play
     state = go.play(CFG9, moves)
@@ -287,6 +288,8 @@ def test_a_17_plane_network_carried_over_to_katagos_planes_computes_what_it_did(
   loaded, words = warm_start.load_start(start, katago_config, like)
   assert words.endswith("on agz17 planes for 9x9, its first layer carried over to "
                         "katago_noladders planes") and jax.tree.map(np.shape, loaded) == shapes
+  jax.tree.map(np.testing.assert_array_equal, loaded,
+               warm_start.agz17_to_katago(saved, like, komi=7.5, points=81))
   katago_config.model.channels = 16
   wider = nets.make(katago_config.model, num_actions=82).init(
       jax.random.PRNGKey(1), jnp.zeros((1, 9, 9, katago.NUM_PLANES)))

@@ -203,7 +203,8 @@ def game_key(black: str, moves) -> str:
 
 def _check_openings(out: str, done: list[dict], openings: list | None):
   """Refuses to resume games played from other openings than `openings` (or from none)."""
-  own = "resume with the match's own --openings and --opening-moves, or choose another --out"
+  own = ("resume with the match's own --openings and --opening-moves (or --random-openings and "
+         "--opening-seed), or choose another --out")
   for line in done:
     opening = line.get("opening")
     if opening is None and openings:

@@ -40,7 +40,8 @@ def load_start(path: str, config, like: dict) -> tuple[dict, str]:
              and config.model.encoding in katago.ENCODINGS
              and "global_inputs" in like.get("params", {}))
   if carried:
-    variables = agz17_to_katago(variables, like, config.game.komi)
+    size = config.game.size
+    variables = agz17_to_katago(variables, like, config.game.komi, size * size)
   try:
     fits = (given.model.kind == "resnet" and (carried or encoding == config.model.encoding)
             and shapes(variables) == shapes(like))
@@ -50,25 +51,27 @@ def load_start(path: str, config, like: dict) -> tuple[dict, str]:
     raise checkpoint.CheckpointMismatch(
         f"init_from: {path} holds {theirs}; this run trains {describe(config)}: set "
         "model.blocks, model.channels, model.encoding and KataGo's switches to the "
-        "checkpoint's, or start without init_from")
+        "checkpoint's (a 17-plane network may start a katago run of its blocks and channels), "
+        "or start without init_from")
   if carried:
     theirs += f", its first layer carried over to {config.model.encoding} planes"
   return jax.tree.map(lambda a, b: np.asarray(a, b.dtype), variables, like), theirs
 
 
-def agz17_to_katago(variables: dict, like: dict, komi: float) -> dict:
+def agz17_to_katago(variables: dict, like: dict, komi: float, points: int) -> dict:
   """A network on AlphaGo Zero's planes carried over to KataGo's: `variables` with the first
   convolution's kernel (and the global input's projection, which the 17 planes' network lacks)
   in the shapes of `like`'s, computing what the old network computed on a position whose
-  history planes all repeat the current board, for games at `komi`.
+  history planes all repeat the current board, for games at `komi` on a board of `points`.
 
   The 17 planes' kernels over the player's stones at the last T moves add up to KataGo's plane
   of its stones, those of the opponent's to its plane of theirs. The colour plane (ones when
   black is to play) has no plane of its own there: half its kernel goes to the board plane
   (ones), and the other half, signed by the colour, to the global feature of komi from the
   mover's view (-komi / 20 for black, +komi / 20 for white), which adds it as a bias per
-  channel (exact for the kernel's centre tap, near at the edges for the rest). KataGo's other
-  planes and globals start at zero: the network learns what they add.
+  channel (exact for the kernel's centre tap, near at the edges for the rest). At komi 0 that
+  feature cannot tell the colours apart, and the colour plane is averaged over both. KataGo's
+  other planes and globals start at zero: the network learns what they add.
   """
   params = dict(variables["params"])
   kernel = np.asarray(params["Conv_0"]["kernel"], np.float32)  # [3, 3, 2T + 1, C]
@@ -82,6 +85,7 @@ def agz17_to_katago(variables: dict, like: dict, komi: float) -> dict:
   new[:, :, katago.OPPONENT_STONES] = kernel[:, :, history:2 * history].sum(axis=2)
   new[:, :, katago.ON_BOARD] = colour / 2
   projection = np.zeros(mine["global_inputs"]["kernel"].shape, np.float32)  # [globals, C]
+  komi = float(np.clip(komi, -(points + 20), points + 20))  # as the feature clips it
   if komi:
     # Black: -komi / 20 times this is +colour's sum / 2; white: -colour's sum / 2.
     projection[katago.SELF_KOMI] = -10.0 * colour.sum(axis=(0, 1)) / komi

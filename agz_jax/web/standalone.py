@@ -5,8 +5,8 @@
   python -m http.server --directory site 8000      # or any static host; then open the page
 
 Dots and Boxes networks, and Go networks on AlphaGo Zero's 17 planes or KataGo's without
-ladders (the page computes no other Go planes). The folder holds the page (index.html, standalone.js), the games' rules,
-planes and the players' PUCT search in JavaScript (boxes_rules.js, go_rules.js, puct.js), the
+ladders (the page computes no other Go planes). The folder holds the page (index.html,
+standalone.js), the games' rules, planes and the players' PUCT search in JavaScript (boxes_rules.js, go_rules.js, puct.js), the
 network as ONNX (network.onnx, agz_jax.onnx_export), settings.json (the game and its board, the
 simulations per move and the search settings of the network's training run) and ONNX Runtime
 Web (ort/), taken from the npm registry when the folder is written (`npm pack`; or
