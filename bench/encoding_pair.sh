@@ -10,15 +10,15 @@
 #   bench/encoding_pair.sh train SECONDS [ROOT] [RUN...]   # the runs (agz17 katago), SECONDS each
 #   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES]   # 60 and 40 by default
 #   bench/encoding_pair.sh curve [ROOT] [OUT] [EVERY_NTH_CHECKPOINT] [GAMES_PER_PAIR]
-#   bench/encoding_pair.sh sl19 STEPS [ROOT] [OUT]   # 19x19 from human games, STEPS each
+#   bench/encoding_pair.sh sl19 STEPS [ROOT] [OUT] [EVAL_EVERY]   # 19x19 from human games
 #
 # The runs are ROOT/agz17 and ROOT/katago (katago_noladders: the ladder planes cost KataGo's
 # encoding 20x on 9x9, BENCHMARKS.md); ROOT defaults to workdir/encodings, OUT to
 # matches/encodings. Each phase resumes where it stopped: a run from its checkpoint (give it the
 # seconds left), a match from its results file. `sl19` trains configs/sl_dual_19x19.py on the
 # imported human games (data/human) once with each encoding for the same steps, one after the
-# other (ROOT/sl19_agz17, ROOT/sl19_katago), and draws their held-out top-1 and value MSE
-# side by side in OUT.
+# other (ROOT/sl19_agz17, ROOT/sl19_katago), measuring the held-out top-1 and value MSE every
+# EVAL_EVERY steps (the config's 1000 by default), and draws both runs' curves in OUT.
 set -euo pipefail
 phase=${1:?train, match, curve or sl19}
 shift
@@ -69,11 +69,13 @@ case $phase in
         --ratings "$out/ratings.json" --out "$out" ;;
   sl19)
     steps=${1:?steps per run} root=${2:-workdir/encodings} out=${3:-matches/encodings/sl19}
+    every=${4:-1000}
     [ -d data/human ] || { echo "no data/human: import the human games first, as" \
         "configs/sl_dual_19x19.py says" >&2; exit 2; }
     for run in agz17 katago; do
       python -m agz_jax.launch --config configs/sl_dual_19x19.py --workdir "$root/sl19_$run" \
-          --config.steps="$steps" --config.model.encoding="${encoding[$run]}"
+          --config.steps="$steps" --config.model.encoding="${encoding[$run]}" \
+          --config.eval.every="$every"
     done
     python -m agz_jax.plot --workdir "$root/sl19_agz17" --workdir "$root/sl19_katago" --out "$out" ;;
   *) echo "unknown phase $phase: train, match, curve or sl19" >&2; exit 2 ;;
