@@ -77,16 +77,16 @@ def test_training_learns_moves_and_results_and_plays(tmp_path, capsys):
            + [first._replace(date="2016-03-01", handicap=2, winner=-1)])  # policy only
   data.save(data.from_games(9, games), str(tmp_path / "games"))
   config = _tiny_config(str(tmp_path / "games"))
-  config.steps = 200
+  config.steps = 300  # at 200 the top-1 sat near its bound on some CPUs (0.58 on an AMD EPYC)
   workdir = str(tmp_path / "run")
   initial = training.make_task(config).init(0)
   state = training.train_and_evaluate(config, workdir)
   out = capsys.readouterr().out
   assert "7 training games" in out and "of them 6 with a value target" in out
-  assert "step 200/200" in out and "val top1" in out and "mse" in out and "pos/s" in out
+  assert "step 300/300" in out and "val top1" in out and "mse" in out and "pos/s" in out
   rows = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"))]
   final = [r for r in rows if "val_top1" in r][-1]
-  assert final["iteration"] == 200
+  assert final["iteration"] == 300
   assert final["val_top1"] > 0.6, final
   # Chance is an MSE of 1 (a value of 0 for a +-1 target); the handicap game's flipped result
   # never reaches the value head.
