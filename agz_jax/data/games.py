@@ -254,14 +254,26 @@ def split_by_date(archive: GameArchive, val_from: str) -> tuple[np.ndarray, np.n
   return np.flatnonzero(~val).astype(np.int64), np.flatnonzero(val).astype(np.int64)
 
 
+# A win on time, by forfeit or by the opponent's disconnection ('W+Time', 'B+T', 'W+Forfeit',
+# 'B+Offline'): 16% of the KGS games, 6% of Tom's.
+_OFF_THE_BOARD = re.compile(r"\s*[BW]\+\s*(t|time|f|forfeit|offline)\s*$", re.IGNORECASE)
+
+
+def decided_on_the_board(results) -> np.ndarray:
+  """bool [G]: the results not won on time, by forfeit or by a disconnection, where the loser
+  may well have been ahead on the board (common late in fast games)."""
+  return np.array([not _OFF_THE_BOARD.match(str(r)) for r in results], dtype=bool)
+
+
 def value_games(archive: GameArchive, komi_range) -> np.ndarray:
   """bool [G]: the games whose result can train a value: even (no handicap, no setup stones), a
-  komi in komi_range (LOW, HIGH), a winner."""
+  komi in komi_range (LOW, HIGH), a winner, decided on the board (by resignation or the count,
+  not on time, by forfeit or a disconnection: `decided_on_the_board`)."""
   low, high = komi_range
   no_setup = ((np.diff(archive.setup_black_offsets) == 0)
               & (np.diff(archive.setup_white_offsets) == 0))
   return ((archive.handicap == 0) & no_setup & (archive.komi >= low) & (archive.komi <= high)
-          & (archive.winner != 0))
+          & (archive.winner != 0) & decided_on_the_board(archive.result))
 
 
 def padded_moves(archive: GameArchive, idx, length: int) -> np.ndarray:

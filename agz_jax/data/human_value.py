@@ -4,7 +4,8 @@
       [--positions-per-game 1] [--encoding alphago49] [--val-from 2017-05-01,tom-=2011-08-01] \\
       [--komi 5.5,7.5] [--max-games N] [--batch 256] [--seed 0]
 
-The even games of the import (no handicap, no setup stones, a komi in --komi, a winner) give
+The even games of the import (no handicap, no setup stones, a komi in --komi, a winner decided
+on the board: not on time, by forfeit or a disconnection) give
 `--positions-per-game` positions each, drawn uniformly over the game's moves: one per game is
 the 2016 paper's remedy for a value network that learns whole games by heart. The held-out
 games (`--val-from`, as the supervised tasks split them) give one position each. The value

@@ -10,8 +10,9 @@ default each position comes from a game of its own (`data.positions_per_game
 = 1`), the remedy for the value head's over-fitting to whole games.
 
 Value targets come only from games whose result means something: even games
-(no handicap, no setup stones) with a komi in `data.value_komi` and a winner;
-the other games (handicap, no result) train the policy only.
+(no handicap, no setup stones) with a komi in `data.value_komi` and a winner
+decided on the board (not on time, by forfeit or a disconnection, where the
+loser may have been ahead); the other games train the policy only.
 
 `init_from` starts from a dual network trained before (the shipped one, say) instead of
 random weights.
