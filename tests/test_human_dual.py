@@ -51,10 +51,10 @@ def test_value_targets_only_from_even_games_with_a_winner_and_normal_komi():
       True, False, False, False, False, True]
   # A win on time, by forfeit or by a disconnection says nothing of the position: no target.
   results = ["B+Resign", "W+12.5", "B+R", "W+Time", "B+T", "w+forfeit", "B+F", "W+Offline",
-             "B+ Time", "W+Timeout?"]
+             "B+ Time", "W+Timeout", "B+Tesuji?"]
   games = [g._replace(result=r, winner=1 if r[0] in "Bb" else -1) for r in results]
   assert data.value_games(data.from_games(9, games), (5.5, 7.5)).tolist() == [
-      True, True, True, False, False, False, False, False, False, True]
+      True, True, True, False, False, False, False, False, False, False, True]
 
 
 def test_value_loss_ignores_positions_without_a_target():

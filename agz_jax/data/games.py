@@ -256,7 +256,7 @@ def split_by_date(archive: GameArchive, val_from: str) -> tuple[np.ndarray, np.n
 
 # A win on time, by forfeit or by the opponent's disconnection ('W+Time', 'B+T', 'W+Forfeit',
 # 'B+Offline'): 16% of the KGS games, 6% of Tom's.
-_OFF_THE_BOARD = re.compile(r"\s*[BW]\+\s*(t|time|f|forfeit|offline)\s*$", re.IGNORECASE)
+_OFF_THE_BOARD = re.compile(r"\s*[BW]\+\s*(t|time|timeout|f|forfeit|offline)\s*$", re.IGNORECASE)
 
 
 def decided_on_the_board(results) -> np.ndarray:
