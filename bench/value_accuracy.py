@@ -2,12 +2,19 @@
 
 Positions are drawn from held-out human games (dated `--val-from` or later,
 never trained on), each valued (a) by the value network, (b) by the mean
-outcome of `--rollouts` games played out with the fast rollout policy. For
-each range of move numbers: the mean squared error against the game's real
-result (+1 / -1 from the view of the player to move; games without a known
-result are left out). Several value networks may be compared on the same
-positions (`--value NAME=DIR`, repeated). Writes OUT/value_accuracy.json, a
-markdown table OUT/value_accuracy.md and the picture OUT/value_accuracy.png.
+outcome of `--rollouts` games played out with the fast rollout policy (none
+with `--rollouts 0`). For each range of move numbers: the mean squared error
+against the game's real result (+1 / -1 from the view of the player to move;
+games without a known result are left out). Several value networks may be
+compared on the same positions (`--value NAME=DIR`, repeated). Writes
+OUT/value_accuracy.json, a markdown table OUT/value_accuracy.md and the
+picture OUT/value_accuracy.png.
+
+Each value network's row also has its calibration: the scale a in [0, 1] that
+brings a * v nearest the results in the range (least squares, a = sum(vz) /
+sum(v^2)), with the error of a * v. A range where a is small is one where the
+network's value says more than it knows; a PUCT search can take those scales
+as `search.value_scale` (`--value-scale` of the GTP engine), one per range.
 
   python bench/value_accuracy.py --value workdir/value_cpu \\
       --rollout pretrained/alphago-19x19/rollout_policy --data data/kgs --out figures/value
@@ -17,6 +24,9 @@ markdown table OUT/value_accuracy.md and the picture OUT/value_accuracy.png.
       --value "value_net=pretrained/alphago-19x19/value_net" \\
       --rollout pretrained/alphago-19x19/rollout_policy --data data/human \\
       --val-from 2017-05-01,tom-=2011-08-01 --even --out figures/value_dual
+  python bench/value_accuracy.py --value pretrained/human-19x19 --rollouts 0 \\
+      --data data/human --val-from 2017-05-01,tom-=2011-08-01 --even --positions 8192 \\
+      --batch 64 --out figures/value_scale
 
 A dual network (AlphaGo Zero's resnet, task sl_dual) is valued by its value head.
 """
@@ -79,9 +89,12 @@ def load_rollout(rollout_path: str):
 
 def evaluate(cfg, encodings, value_models, rollout_model, groups, rollouts: int, max_moves: int,
              value_vars, rollout_vars, states, key):
-  """([[B] per value network], [B] mean rollout outcome) for the players to move in `states`."""
+  """([[B] per value network], [B] mean rollout outcome or None without rollouts) for the players
+  to move in `states`."""
   planes = {e: go.features(cfg, states, e) for e in set(encodings)}
   v = [value_of(m, p, planes[e]) for m, p, e in zip(value_models, value_vars, encodings)]
+  if not rollouts:
+    return v, None
   fast = alphago.rollout_logits(cfg, rollout_model, groups)
   starts = jax.tree.map(lambda x: jnp.repeat(x, rollouts, axis=0), states)
   z = alphago.rollout.rollouts(cfg, lambda s: fast(rollout_vars, s), starts, key, max_moves=max_moves)
@@ -102,11 +115,27 @@ def buckets(move_number: np.ndarray, target: np.ndarray, predictions: dict, widt
   return rows
 
 
+def calibration(move_number: np.ndarray, target: np.ndarray, value: np.ndarray,
+                width: int) -> list:
+  """[(scale, MSE of scale * value)] by ranges of `width` move numbers (those `buckets` has):
+  the least-squares scale of `value` against `target` in each range, clipped to [0, 1]."""
+  out = []
+  for start in range(0, int(move_number.max()) + 1, width):
+    here = (move_number >= start) & (move_number < start + width)
+    if not here.any():
+      continue
+    v, z = value[here], target[here]
+    scale = float(np.clip(np.sum(v * z) / max(float(np.sum(v * v)), 1e-12), 0.0, 1.0))
+    out.append((scale, float(np.mean((scale * v - z) ** 2))))
+  return out
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--value", required=True, action="append",
                       help="a value network's checkpoint, DIR or NAME=DIR (repeat to compare)")
-  parser.add_argument("--rollout", required=True, help="the fast rollout policy's checkpoint")
+  parser.add_argument("--rollout", default=None,
+                      help="the fast rollout policy's checkpoint (needed unless --rollouts 0)")
   parser.add_argument("--data", default="data/kgs", help="imported human games")
   parser.add_argument("--val-from", default="2017-05-01",
                       help="held-out games: from this date (or per source, as data.val_from: "
@@ -115,7 +144,8 @@ def main(argv=None) -> int:
                       help="only even games with a komi from 5.5 to 7.5 (those sl_dual's value "
                       "head is trained and measured on)")
   parser.add_argument("--positions", type=int, default=1000)
-  parser.add_argument("--rollouts", type=int, default=100, help="rollouts per position")
+  parser.add_argument("--rollouts", type=int, default=100,
+                      help="rollouts per position (0: the value networks alone)")
   parser.add_argument("--batch", type=int, default=8, help="positions valued at once")
   parser.add_argument("--bucket", type=int, default=50, help="move numbers per row")
   parser.add_argument("--max-rollout-moves", type=int, default=500)
@@ -131,7 +161,13 @@ def main(argv=None) -> int:
         raise ValueError(f"{path} plays {config.game.size}x{config.game.size}, {first} "
                          f"{value_config.game.size}x{value_config.game.size}: compare networks "
                          "of one board size")
-    rollout_model, groups, rollout_vars = load_rollout(args.rollout)
+    if args.rollouts < 0:
+      raise ValueError(f"--rollouts must be 0 or more, got {args.rollouts}")
+    if args.rollouts and args.rollout is None:
+      raise ValueError("rollouts need a fast rollout policy: give --rollout DIR, or --rollouts 0 "
+                       "for the value networks alone")
+    rollout_model, groups, rollout_vars = (load_rollout(args.rollout) if args.rollouts
+                                           else (None, None, None))
     archive = data.load(args.data)
     _, val_idx = data.split_by_date(archive, args.val_from)
     val_idx = val_idx[archive.winner[val_idx] != 0]
@@ -171,19 +207,36 @@ def main(argv=None) -> int:
     print(f"{min(done, args.positions)}/{args.positions} positions, "
           f"{done / (time.monotonic() - started):.2f}/s", flush=True)
   values = [np.concatenate(x)[:args.positions].astype(np.float64) for x in values]
-  means, targets, moves = (np.concatenate(x)[:args.positions].astype(np.float64)
-                           for x in (means, targets, moves))
-  names = dict(zip(values_at, values)) | {f"{args.rollouts} rollouts": means}
-  rows = buckets(moves.astype(int), targets, names, args.bucket)
+  targets, moves = (np.concatenate(x)[:args.positions].astype(np.float64)
+                    for x in (targets, moves))
+  names = dict(zip(values_at, values))
+  if args.rollouts:
+    names[f"{args.rollouts} rollouts"] = np.concatenate(means)[:args.positions].astype(np.float64)
+  moves = moves.astype(int)
+  rows = buckets(moves, targets, names, args.bucket)
   overall = {name: float(np.mean((p - targets) ** 2)) for name, p in names.items()}
+  scales = {}
+  for name, v in zip(values_at, values):
+    fitted = calibration(moves, targets, v, args.bucket)
+    for row, (scale, mse) in zip(rows, fitted):
+      row[f"{name} scale"], row[f"{name} scaled"] = scale, mse
+    scales[name] = [scale for scale, _ in fitted]
   os.makedirs(args.out, exist_ok=True)
   with open(os.path.join(args.out, "value_accuracy.json"), "w", encoding="utf-8") as f:
-    json.dump({"rows": rows, "overall": overall, "args": vars(args)}, f, indent=1)
-  lines = ["| moves | positions | " + " | ".join(f"MSE, {n}" for n in names) + " |",
-           "|---|---|" + "---|" * len(names)]
-  lines += [f"| {r['moves']} | {r['positions']} | " + " | ".join(f"{r[n]:.3f}" for n in names) + " |"
-            for r in rows]
-  lines.append("| all | " + f"{len(targets)} | " + " | ".join(f"{overall[n]:.3f}" for n in names) + " |")
+    json.dump({"rows": rows, "overall": overall, "value_scale": scales, "args": vars(args)}, f,
+              indent=1)
+  columns = list(names) + [f"{n} {part}" for n in values_at for part in ("scale", "scaled")]
+  header = [f"MSE, {n}" for n in names] + [
+      f"{n}: {part}" for n in values_at for part in ("scale a", "MSE of a * v")]
+  lines = ["| moves | positions | " + " | ".join(header) + " |",
+           "|---|---|" + "---|" * len(columns)]
+  lines += [f"| {r['moves']} | {r['positions']} | " + " | ".join(f"{r[c]:.3f}" for c in columns)
+            + " |" for r in rows]
+  lines.append("| all | " + f"{len(targets)} | " + " | ".join(f"{overall[n]:.3f}" for n in names)
+               + " |" + " |" * (len(columns) - len(names)))
+  for name, scale in scales.items():
+    lines.append(f"\n{name}: search.value_scale = ({', '.join(f'{a:.2f}' for a in scale)},) "
+                 f"with search.value_scale_moves = {args.bucket}")
   with open(os.path.join(args.out, "value_accuracy.md"), "w", encoding="utf-8") as f:
     f.write("\n".join(lines) + "\n")
   import matplotlib  # pylint: disable=import-outside-toplevel

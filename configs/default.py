@@ -51,6 +51,10 @@ def get_config() -> ml_collections.ConfigDict:
   c.search.first_play = "loss"  # puct: an unvisited child's value: "loss", "parent", "reduction"
   c.search.fpu_reduction = 0.2  # puct, first_play "reduction": parent - this * sqrt(visited prior)
   c.search.prior_temperature = 1.0  # puct: the prior is softmax(logits / this) at every node
+  # puct: the value at move m times value_scale[m // value_scale_moves] (the last entry after
+  # its range); () unscaled. bench/value_accuracy.py fits it on held-out games.
+  c.search.value_scale = ()
+  c.search.value_scale_moves = 50
   c.search.forced_playouts = False  # puct: KataGo's forced playouts + policy target pruning
   c.search.forced_playouts_k = 2.0  # puct: a child gets sqrt(k * prior * visits) visits
 

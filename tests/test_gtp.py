@@ -734,3 +734,12 @@ def test_a_refusal_without_a_message_still_gives_a_reason():
 
   assert Terse(RandomPlayer(0)).handle("undo") == ("", False, "undo failed")
   assert gtp.Engine(RandomPlayer(0)).handle("3") == ("3", False, "syntax error: no command")
+
+
+def test_the_value_scale_of_the_command_line_is_a_list_of_numbers():
+  import argparse  # pylint: disable=import-outside-toplevel
+  from agz_jax.gtp import cli  # pylint: disable=import-outside-toplevel
+  assert cli._scales("1,1,0.8, 0.5") == (1.0, 1.0, 0.8, 0.5)  # pylint: disable=protected-access
+  assert cli._scales("none") == ()  # pylint: disable=protected-access
+  with pytest.raises(argparse.ArgumentTypeError, match="'1;0.5' is not a comma-separated list"):
+    cli._scales("1;0.5")  # pylint: disable=protected-access

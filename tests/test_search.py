@@ -523,6 +523,58 @@ def test_a_prior_temperature_that_cannot_be_is_refused():
     helpers.search_config(algorithm="gumbel", prior_temperature=1.5)
 
 
+# ---------------------------------------------------------------------------- value scale
+
+
+@pytest.mark.parametrize("given_root", [False, True])
+def test_the_value_scale_multiplies_each_nodes_value_by_its_move_numbers_entry(given_root):
+  """Every node's value (the root's, evaluated inside or given as self-play gives it, and each
+  leaf's) is the evaluator's times the entry of its position's move number; a finished game
+  keeps its exact value."""
+  scale = (1.0, 0.5, 0.25)
+  states = stack([play(go.init(CFG), "C3"), play(go.init(CFG), "C3", "B2", "D4")])
+  settings = helpers.search_config(algorithm="puct", num_simulations=40, dirichlet_fraction=0.0,
+                                   q_transform="bounded", first_play="parent",
+                                   value_scale=list(scale), value_scale_moves=2)
+  variables = fake_variables(3.0 * np.sin(np.arange(A, dtype=np.float32)), value=0.4)
+
+  def go_(key):
+    root = (search.evaluate(GAME, helpers.fake_evaluator, variables, states, key)
+            if given_root else None)
+    return search.run_search(GAME, helpers.fake_evaluator, variables, states, key, settings,
+                             root=root).search_tree
+
+  tree = jax.jit(go_)(jax.random.PRNGKey(0))
+  used = (np.asarray(tree.node_visits) > 0) & ~np.asarray(tree.embeddings.terminated)
+  moves = np.asarray(tree.embeddings.move_count)
+  assert set(np.unique(moves[used])) >= {1, 2, 3, 4, 5}  # every entry is met, the last beyond
+  want = 0.4 * np.asarray(scale)[np.minimum(moves // 2, 2)]
+  np.testing.assert_allclose(np.asarray(tree.raw_values)[used], want[used], rtol=1e-6)
+  np.testing.assert_allclose(np.asarray(tree.raw_values)[:, 0], [0.4, 0.2, 0.4, 0.4], rtol=1e-6)
+  # A scale of 1 throughout is no scale: the search as without one.
+  run = jax.jit(lambda key, settings: search.run_search(
+      GAME, helpers.fake_evaluator, variables, states, key, settings).search_tree,
+      static_argnums=1)
+  ones = run(jax.random.PRNGKey(0), settings.replace(value_scale=(1.0,)))
+  plain = run(jax.random.PRNGKey(0), settings.replace(value_scale=()))
+  np.testing.assert_array_equal(ones.children_visits, plain.children_visits)
+  np.testing.assert_allclose(ones.node_values, plain.node_values, rtol=1e-6)
+  assert not np.allclose(tree.node_values, plain.node_values)
+
+
+def test_a_value_scale_that_cannot_be_is_refused():
+  for scale, message in ((["a"], "must be a tuple of numbers"), (3.0, "must be a tuple of numbers"),
+                         ((1.0, -0.5), "entries must be 0 or more")):
+    with pytest.raises(ValueError, match=message):
+      helpers.search_config(algorithm="puct", value_scale=scale)
+  with pytest.raises(ValueError, match="value_scale_moves must be a positive integer, got 0"):
+    helpers.search_config(algorithm="puct", value_scale=(1.0,), value_scale_moves=0)
+  with pytest.raises(ValueError, match="value_scale is a setting of the PUCT search, not 'gumbel'"):
+    helpers.search_config(algorithm="gumbel", value_scale=(0.5,))
+  # A config's list (a checkpoint's JSON) becomes a tuple: the settings stay hashable.
+  assert hash(helpers.search_config(algorithm="puct", value_scale=[1, 0.5]))
+
+
 # ---------------------------------------------------------------------------- forced win
 
 # Black to play, two moves before the move limit (black's move and white's reply end the game).

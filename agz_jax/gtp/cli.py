@@ -53,6 +53,14 @@ def main(argv=None):
                       help="PUCT search: the prior is softmax(logits / T): above 1 the search "
                            "looks wider than the policy, below 1 narrower; default: the "
                            "network's (1)")
+  parser.add_argument("--value-scale", type=_scales, default=None, metavar="A,B,...",
+                      help="PUCT search: the value head's value times A in the game's first "
+                           "--value-scale-moves moves, B in the next, ... (the last after its "
+                           "range): a calibration fitted by bench/value_accuracy.py; 'none' "
+                           "unscaled; default: the network's")
+  parser.add_argument("--value-scale-moves", type=int, default=None,
+                      help="PUCT search: the moves each --value-scale entry covers (default: "
+                           "the network's, 50)")
   parser.add_argument("--leaves", type=int, default=None,
                       help="PUCT and AlphaGo search: leaves of each tree evaluated together, "
                            "chosen under a virtual loss (default 1, or an AlphaGo bundle's; on "
@@ -112,8 +120,20 @@ def _rollouts(args) -> players.Rollouts | None:
   return players.Rollouts(args.rollout, **given)
 
 
+def _scales(text: str) -> tuple[float, ...]:
+  """--value-scale's comma-separated numbers ('none': ())."""
+  if text.strip().lower() == "none":
+    return ()
+  try:
+    return tuple(float(part) for part in text.split(","))
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers "
+                                     "(e.g. 1,1,1,0.8,0.5)") from None
+
+
 def _search_settings(args) -> dict:
   """The search settings the command line gives (SearchConfig fields)."""
   given = {"first_play": args.first_play, "fpu_reduction": args.fpu_reduction,
-           "pb_c_init": args.c_puct, "prior_temperature": args.prior_temperature}
+           "pb_c_init": args.c_puct, "prior_temperature": args.prior_temperature,
+           "value_scale": args.value_scale, "value_scale_moves": args.value_scale_moves}
   return {k: v for k, v in given.items() if v is not None}

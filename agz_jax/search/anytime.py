@@ -25,7 +25,8 @@ from agz_jax.search import reuse as reuse_lib
 from agz_jax.search.config import SearchConfig
 from agz_jax.search.evaluators import Evaluator
 from agz_jax.search.action_selection import alphago_selection, puct_selection
-from agz_jax.search.mcts import evaluator_key, legal_mask, make_recurrent_fn, nodes_used, tempered
+from agz_jax.search.mcts import (evaluator_key, legal_mask, make_recurrent_fn, nodes_used,
+                                 search_evaluator)
 from agz_jax.search.policies import masked_logits, noisy_root_logits
 
 
@@ -69,7 +70,7 @@ def start(game: Game, evaluator: Evaluator, variables, states, rng_key: jax.Arra
   """
   if num_nodes < 2:
     raise ValueError(f"a search tree needs at least 2 nodes, got {num_nodes}")
-  evaluator = tempered(evaluator, search.prior_temperature)
+  evaluator = search_evaluator(evaluator, search)
 
   def fresh(_):
     logits, value = evaluator(variables, states, evaluator_key(rng_key, 0))
@@ -112,7 +113,7 @@ def grow(game: Game, evaluator: Evaluator, variables, tree: mctx.Tree, rng_key: 
       simulation; more select them under a virtual loss (search.leaf_batch), one evaluation
       of every tree's leaves at a time, as an accelerator wants it.
   """
-  evaluator = tempered(evaluator, search.prior_temperature)
+  evaluator = search_evaluator(evaluator, search)
   if leaves > 1:
     root_select, interior_select = _selection(search)
     return leaf_batch.grow(game, evaluator, variables, tree, rng_key, root_select,

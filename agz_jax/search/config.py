@@ -10,7 +10,7 @@ ALGORITHM_SETTINGS = {
     "gumbel": ("max_num_considered_actions", "gumbel_scale"),
     "puct": ("dirichlet_alpha", "dirichlet_fraction", "pb_c_init", "pb_c_base",
              "forced_playouts", "forced_playouts_k", "q_transform", "first_play",
-             "fpu_reduction", "prior_temperature"),
+             "fpu_reduction", "prior_temperature", "value_scale", "value_scale_moves"),
     "alphago": ("c_puct",),
 }
 Q_TRANSFORMS = ("siblings", "bounded")
@@ -60,6 +60,13 @@ class SearchConfig:
       tree (the evaluator's logits divided before the illegal moves are masked). Above 1 it
       flattens the network's policy, so that the search looks wider (AlphaGo's beta 0.67 on its
       SL prior is T = 1.5); below 1 it sharpens it. 1: the network's own.
+    value_scale: PUCT: the evaluator's value of a position m moves into its game is multiplied
+      by value_scale[min(m // value_scale_moves, len(value_scale) - 1)], at the root and every
+      leaf; a finished game inside the tree keeps its exact result. A calibration of a value
+      head that says more than it knows in some phases of the game (held-out games fit it:
+      bench/value_accuracy.py): where its scale is small, values differ little and the prior
+      leads the search. (): unscaled.
+    value_scale_moves: PUCT: the moves each entry of value_scale covers.
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
       uses it against a collapse seen from scratch: with komi, a side that
@@ -84,6 +91,8 @@ class SearchConfig:
   first_play: str = "loss"
   fpu_reduction: float = 0.2
   prior_temperature: float = 1.0
+  value_scale: tuple[float, ...] = ()
+  value_scale_moves: int = 50
   # alphago
   c_puct: float = 5.0
 
@@ -109,6 +118,20 @@ class SearchConfig:
       raise ValueError(f"search.prior_temperature is a setting of the PUCT search, not "
                        f"{self.algorithm!r}" + (": AlphaGo's flattens its prior with its own "
                        "beta (an AlphaGo bundle's key)" if self.algorithm == "alphago" else ""))
+    try:
+      scale = tuple(float(a) for a in self.value_scale)
+    except (TypeError, ValueError):
+      raise ValueError(f"search.value_scale must be a tuple of numbers (one per "
+                       f"search.value_scale_moves moves), got {self.value_scale!r}") from None
+    object.__setattr__(self, "value_scale", scale)  # a config's list, hashable
+    if not all(a >= 0 for a in scale):
+      raise ValueError(f"search.value_scale's entries must be 0 or more, got {scale!r}")
+    if not isinstance(self.value_scale_moves, int) or self.value_scale_moves < 1:
+      raise ValueError(f"search.value_scale_moves must be a positive integer, got "
+                       f"{self.value_scale_moves!r}")
+    if scale and self.algorithm != "puct":
+      raise ValueError(f"search.value_scale is a setting of the PUCT search, not "
+                       f"{self.algorithm!r}: leave it empty")
     if self.forced_playouts and self.algorithm != "puct":
       raise ValueError(f"search.forced_playouts is for the PUCT search (algorithm 'puct'), not "
                        f"{self.algorithm!r}: Gumbel's policy target comes from completed Q "

@@ -76,6 +76,31 @@ def tempered(evaluator: Evaluator, temperature: float) -> Evaluator:
   return evaluate_tempered
 
 
+def scaled_value(search: SearchConfig, states, value: jax.Array) -> jax.Array:
+  """[B] `value` times search.value_scale's entry for each position's move number (itself
+  where value_scale is empty)."""
+  if not search.value_scale:
+    return value
+  scale = jnp.asarray(search.value_scale, jnp.float32)
+  phase = jnp.minimum(states.move_count // search.value_scale_moves, scale.shape[0] - 1)
+  return value * scale[phase].astype(value.dtype)
+
+
+def search_evaluator(evaluator: Evaluator, search: SearchConfig) -> Evaluator:
+  """`evaluator` as the search sees it: its prior tempered (search.prior_temperature) and its
+  value scaled by the move number (search.value_scale); `evaluator` itself where neither is
+  set."""
+  evaluator = tempered(evaluator, search.prior_temperature)
+  if not search.value_scale:
+    return evaluator
+
+  def evaluate_scaled(variables, states, rng_key):
+    logits, value = evaluator(variables, states, rng_key)
+    return logits, scaled_value(search, states, value)
+
+  return evaluate_scaled
+
+
 def nodes_used(tree: mctx.Tree) -> jax.Array:
   """[B] int32: one past the highest node of each tree that holds a position (mctx numbers
   nodes in the order they are expanded, so the next simulation's node is this one)."""
@@ -129,10 +154,11 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
   `search.anytime` (its `start(reuse=)`), which grows a tree of a fixed size in steps.
   """
   per_game = _per_game(rng_key)
-  evaluator = tempered(evaluator, search.prior_temperature)
-  if root is not None and search.prior_temperature != 1.0:
+  evaluator = search_evaluator(evaluator, search)
+  if root is not None and (search.prior_temperature != 1.0 or search.value_scale):
     logits, value, legal = root
-    root = (jnp.where(legal, logits / search.prior_temperature, logits), value, legal)
+    root = (jnp.where(legal, logits / search.prior_temperature, logits),
+            scaled_value(search, states, value), legal)
   if root is None:
     root_key = evaluator_key(rng_key[0] if per_game else rng_key, 0)
     root = evaluate(game, evaluator, variables, states, root_key, search.min_pass_moves)
