@@ -243,6 +243,7 @@ def test_openings_from_sgf_games(tmp_path):
   # In the order of the files; a repeated opening, a short game, another size, setup stones,
   # two moves by one colour and an unreadable file are left out.
   assert openings == [tuple(map(point, ("C3", "B4", "D2"))), tuple(map(point, ("A5", "B4", "C3")))]
+  assert match.load_openings(str(tmp_path), cfg, 3, limit=1) == openings[:1]
   with pytest.raises(ValueError, match="no game of 5x5 without setup stones has 5 moves"):
     match.load_openings(str(tmp_path), cfg, 5)
 

@@ -75,7 +75,9 @@ def main(argv=None):
       print(f"{len(openings)} openings of {args.random_openings} random moves (seed "
             f"{opening_seed})", flush=True)
     if args.openings is not None:
-      openings = load_openings(args.openings, cfg, args.opening_moves)
+      # A pair of games per opening: the match's games use the first (games + 1) // 2.
+      openings = load_openings(args.openings, cfg, args.opening_moves,
+                               limit=(args.games + 1) // 2)
       print(f"{len(openings)} openings of {args.opening_moves} moves from {args.openings}",
             flush=True)
     results = run_match(commands, names, games=args.games, size=args.size, komi=args.komi,

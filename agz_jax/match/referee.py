@@ -123,11 +123,14 @@ def play_game(cfg: go.GoConfig, engines: dict, names: dict, opening=()) -> Outco
   return Outcome(winner, result, "score", f"{ended}; Tromp-Taylor {result}", moves, final_score)
 
 
-def load_openings(path: str, cfg: go.GoConfig, moves: int) -> list[tuple[int, ...]]:
+def load_openings(path: str, cfg: go.GoConfig, moves: int,
+                  limit: int | None = None) -> list[tuple[int, ...]]:
   """The first `moves` moves of each game in an SGF file or a folder of them, as openings.
 
   Games of another board size, with setup stones, or whose first moves do not alternate
   from black are left out; so are repeated openings. Every move is checked with our rules.
+  `limit`: stop once that many are found (the first `limit` of the whole list: a match
+  reads only the openings its games use, not every file of a large folder).
 
   Raises:
     ValueError: no such path, or no game there gives an opening of `moves` moves.
@@ -163,6 +166,8 @@ def load_openings(path: str, cfg: go.GoConfig, moves: int) -> list[tuple[int, ..
     if actions not in seen and not bool(state.terminated):
       seen.add(actions)
       openings.append(actions)
+      if limit is not None and len(openings) >= limit:
+        break
   if not openings:
     raise ValueError(f"--openings {path}: no game of {cfg.size}x{cfg.size} without setup "
                      f"stones has {moves} moves to open with; give fewer --opening-moves or "
