@@ -20,10 +20,12 @@ CHECK_JS = ROOT / "tests" / "js" / "puct_check.mjs"
 CFG = db.DotsConfig(3, 3)
 GAME = Game(db, CFG)
 SIMULATIONS = 48
-# (q_transform, first_play, prior_temperature): the Python players' settings the page may be
-# given.
-SETTINGS = [("siblings", "loss", 1.0), ("bounded", "parent", 1.0), ("bounded", "reduction", 1.0),
-            ("bounded", "parent", 1.5)]
+# (q_transform, first_play, prior_temperature, value_scale): the Python players' settings the
+# page may be given (the value scale's entries cover 4 moves each).
+SETTINGS = [("siblings", "loss", 1.0, ()), ("bounded", "parent", 1.0, ()),
+            ("bounded", "reduction", 1.0, ()), ("bounded", "parent", 1.5, ()),
+            ("bounded", "parent", 1.0, (1.0, 0.6, 0.2))]
+SCALE_MOVES = 4
 
 pytestmark = pytest.mark.subprocess
 
@@ -41,10 +43,11 @@ def fake_evaluator(variables, states, rng_key):
 
 
 @functools.cache
-def _search(q_transform, first_play, prior_temperature=1.0):
+def _search(q_transform, first_play, prior_temperature=1.0, value_scale=()):
   settings = helpers.search_config(algorithm="puct", num_simulations=SIMULATIONS,
                                    dirichlet_fraction=0.0, q_transform=q_transform,
-                                   first_play=first_play, prior_temperature=prior_temperature)
+                                   first_play=first_play, prior_temperature=prior_temperature,
+                                   value_scale=value_scale, value_scale_moves=SCALE_MOVES)
 
   def run(states, key):
     tree = search.anytime.start(GAME, fake_evaluator, {}, states, key, settings,
@@ -71,20 +74,22 @@ def positions(count, seed):
   return out
 
 
-@pytest.mark.parametrize("q_transform, first_play, prior_temperature", SETTINGS)
+@pytest.mark.parametrize("q_transform, first_play, prior_temperature, value_scale", SETTINGS)
 def test_js_search_matches_the_python_search(node, q_transform, first_play,  # noqa: F811
-                                             prior_temperature):
+                                             prior_temperature, value_scale):
   found = positions(12, seed=len(q_transform) + len(first_play))
   states = jax.tree.map(lambda *x: jnp.stack(x), *[s for _, s in found])
   key = jax.random.PRNGKey(0)
-  visits, value = jax.device_get(_search(q_transform, first_play, prior_temperature)(states, key))
-  if prior_temperature != 1.0:  # the temperature changes the Python search's visits
+  visits, value = jax.device_get(
+      _search(q_transform, first_play, prior_temperature, value_scale)(states, key))
+  if prior_temperature != 1.0 or value_scale:  # they change the Python search's visits
     plain, _ = jax.device_get(_search(q_transform, first_play)(states, key))
     assert (plain != visits).any()
   request = {"simulations": SIMULATIONS,
              "settings": {"qTransform": q_transform, "firstPlay": first_play,
                           "fpuReduction": 0.2, "pbCInit": 1.25, "pbCBase": 19652.0,
-                          "priorTemperature": prior_temperature},
+                          "priorTemperature": prior_temperature, "valueScale": list(value_scale),
+                          "valueScaleMoves": SCALE_MOVES},
              "positions": [{"rows": 3, "cols": 3, "moves": moves} for moves, _ in found]}
   done = _node(node, [str(CHECK_JS)], json.dumps(request))
   assert done.returncode == 0, done.stderr

@@ -134,7 +134,9 @@ def write_page(spec: str, out: str, *, simulations: int = 64,
             "search": {"pbCInit": settings.pb_c_init, "pbCBase": settings.pb_c_base,
                        "qTransform": settings.q_transform, "firstPlay": settings.first_play,
                        "fpuReduction": settings.fpu_reduction,
-                       "priorTemperature": settings.prior_temperature}}
+                       "priorTemperature": settings.prior_temperature,
+                       "valueScale": list(settings.value_scale),
+                       "valueScaleMoves": settings.value_scale_moves}}
     with open(os.path.join(out, "settings.json"), "w", encoding="utf-8") as f:
       json.dump(page, f, indent=1)
     for name, target in PAGE_FILES.items():

@@ -26,6 +26,8 @@ export const DEFAULT_SETTINGS = Object.freeze({
   firstPlay: "loss",       // or "parent", "reduction"
   fpuReduction: 0.2,
   priorTemperature: 1,     // the prior is softmax(logits / priorTemperature)
+  valueScale: [],          // the value at move m times valueScale[floor(m / valueScaleMoves)]
+  valueScaleMoves: 50,     // (the last entry from its range on); []: unscaled
 });
 
 const MASKED = -3.4028234663852886e38;  // float32's lowest: an illegal move's logit
@@ -126,6 +128,15 @@ export async function search(game, state, evaluate, simulations, settings = DEFA
     evaluate = async (s) => {
       const evaluation = await evaluateOwn(s);
       return {...evaluation, logits: Array.from(evaluation.logits, (x) => x / temperature)};
+    };
+  }
+  if (settings.valueScale.length > 0) {
+    const evaluateOwn = evaluate;
+    const {valueScale, valueScaleMoves} = settings;
+    evaluate = async (s) => {
+      const evaluation = await evaluateOwn(s);
+      const phase = Math.min(Math.floor(s.moveCount / valueScaleMoves), valueScale.length - 1);
+      return {...evaluation, value: evaluation.value * valueScale[phase]};
     };
   }
   const nodes = [newNode(game, state, await evaluate(state))];
