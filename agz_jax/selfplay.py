@@ -24,7 +24,7 @@ from flax import struct
 
 from agz_jax.game import Game
 from agz_jax.search import (Evaluator, SearchConfig, choose_action, evaluate, evaluator_key,
-                            legal_mask, masked_logits, run_search)
+                            legal_mask, masked_logits, run_search, search_evaluator)
 
 
 # Share of a device's games whose roots may be evaluated in a sub-batch.
@@ -269,9 +269,11 @@ def _step(game: Game, evaluator: Evaluator, variables, games: Games, known: Root
   search = settings.search
   states = games.states
   planes = game.features(states, settings.encoding)
+  # The roots as the search sees its nodes (prior tempered, value scaled), like the children's
+  # stored evaluations that become the next step's known roots.
   logits, root_value, legal, missing = root_evaluation(
-      game, evaluator, variables, states, evaluator_key(k_search[0], 2), known,
-      min_pass_moves=search.min_pass_moves, spare=spare)
+      game, search_evaluator(evaluator, search), variables, states,
+      evaluator_key(k_search[0], 2), known, min_pass_moves=search.min_pass_moves, spare=spare)
 
   def searched(how: SearchConfig):
     out = run_search(game, evaluator, variables, states, k_search, how,
@@ -358,8 +360,8 @@ def selfplay(game: Game, evaluator: Evaluator, variables, games: Games, rng_key:
   batch = games.states.to_play.shape[0]
   spare = spare_size(batch, spare_fraction)
   empty = jax.tree.map(lambda x: x[None], game.init())
-  logits, value, _ = evaluate(game, evaluator, variables, empty, evaluator_key(rng_key, 3),
-                              settings.search.min_pass_moves)
+  logits, value, _ = evaluate(game, search_evaluator(evaluator, settings.search), variables,
+                              empty, evaluator_key(rng_key, 3), settings.search.min_pass_moves)
   fresh = RootEvaluation(logits=jnp.broadcast_to(logits, (batch,) + logits.shape[1:]),
                          value=jnp.broadcast_to(value, (batch,)), known=jnp.ones(batch, bool))
 

@@ -117,12 +117,15 @@ def buckets(move_number: np.ndarray, target: np.ndarray, predictions: dict, widt
 
 def calibration(move_number: np.ndarray, target: np.ndarray, value: np.ndarray,
                 width: int) -> list:
-  """[(scale, MSE of scale * value)] by ranges of `width` move numbers (those `buckets` has):
-  the least-squares scale of `value` against `target` in each range, clipped to [0, 1]."""
-  out = []
+  """[(scale, MSE of scale * value or None)] for every range of `width` move numbers up to the
+  last position's: the least-squares scale of `value` against `target` in the range, clipped
+  to [0, 1]; a range without positions takes the range before's scale (1 for the first), so
+  that entry i covers moves i * width onwards, as search.value_scale reads it."""
+  out, scale = [], 1.0
   for start in range(0, int(move_number.max()) + 1, width):
     here = (move_number >= start) & (move_number < start + width)
     if not here.any():
+      out.append((scale, None))
       continue
     v, z = value[here], target[here]
     scale = float(np.clip(np.sum(v * z) / max(float(np.sum(v * v)), 1e-12), 0.0, 1.0))
@@ -218,7 +221,7 @@ def main(argv=None) -> int:
   scales = {}
   for name, v in zip(values_at, values):
     fitted = calibration(moves, targets, v, args.bucket)
-    for row, (scale, mse) in zip(rows, fitted):
+    for row, (scale, mse) in zip(rows, [f for f in fitted if f[1] is not None]):
       row[f"{name} scale"], row[f"{name} scaled"] = scale, mse
     scales[name] = [scale for scale, _ in fitted]
   os.makedirs(args.out, exist_ok=True)

@@ -496,9 +496,9 @@ def test_the_prior_temperature_divides_the_logits_at_every_node(given_root):
                                      first_play="parent", prior_temperature=temperature)
     variables = fake_variables(logits * scale, value=0.1)
 
-    def go_(key):
-      root = (search.evaluate(GAME, helpers.fake_evaluator, variables, states, key)
-              if given_root else None)
+    def go_(key):  # a given root as the search sees its nodes (self-play's)
+      root = (search.evaluate(GAME, search.search_evaluator(helpers.fake_evaluator, settings),
+                              variables, states, key) if given_root else None)
       return search.run_search(GAME, helpers.fake_evaluator, variables, states, key, settings,
                                root=root).search_tree
     return jax.jit(go_)(jax.random.PRNGKey(3))
@@ -538,9 +538,9 @@ def test_the_value_scale_multiplies_each_nodes_value_by_its_move_numbers_entry(g
                                    value_scale=list(scale), value_scale_moves=2)
   variables = fake_variables(3.0 * np.sin(np.arange(A, dtype=np.float32)), value=0.4)
 
-  def go_(key):
-    root = (search.evaluate(GAME, helpers.fake_evaluator, variables, states, key)
-            if given_root else None)
+  def go_(key):  # a given root as the search sees its nodes (self-play's)
+    root = (search.evaluate(GAME, search.search_evaluator(helpers.fake_evaluator, settings),
+                            variables, states, key) if given_root else None)
     return search.run_search(GAME, helpers.fake_evaluator, variables, states, key, settings,
                              root=root).search_tree
 
@@ -564,7 +564,10 @@ def test_the_value_scale_multiplies_each_nodes_value_by_its_move_numbers_entry(g
 
 def test_a_value_scale_that_cannot_be_is_refused():
   for scale, message in ((["a"], "must be a tuple of numbers"), (3.0, "must be a tuple of numbers"),
-                         ((1.0, -0.5), "entries must be 0 or more")):
+                         ("05", "must be a tuple of numbers"),
+                         ((1.0, -0.5), r"entries must be from 0 to 1, got \(1.0, -0.5\)"),
+                         ((1.5,), "entries must be from 0 to 1"),
+                         ((float("nan"),), "entries must be from 0 to 1")):
     with pytest.raises(ValueError, match=message):
       helpers.search_config(algorithm="puct", value_scale=scale)
   with pytest.raises(ValueError, match="value_scale_moves must be a positive integer, got 0"):

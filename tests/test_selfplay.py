@@ -218,8 +218,15 @@ def test_selfplay_scans_steps_and_stacks_their_records():
   np.testing.assert_array_equal(np.asarray(rec.ended)[:, 2], [False, True, False])
 
 
-@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
-def test_selfplay_reuses_evaluations_and_plays_as_if_every_root_were_evaluated(algorithm):
+# A PUCT search whose prior is tempered and whose value is scaled by the move number: a reused
+# evaluation is the tree's own, already tempered and scaled, and must not be again.
+SEARCH_EVALUATOR = {"prior_temperature": 1.5, "value_scale": (1.0, 0.5), "value_scale_moves": 3}
+
+
+@pytest.mark.parametrize("algorithm, search_settings",
+                         [("gumbel", {}), ("puct", {}), ("puct", SEARCH_EVALUATOR)])
+def test_selfplay_reuses_evaluations_and_plays_as_if_every_root_were_evaluated(algorithm,
+                                                                               search_settings):
   """A run of steps takes each root's evaluation from the previous search (the child of the move
   played) or from the run's empty-board evaluation, evaluates the rest in a sub-batch, and plays
   exactly the games of steps that evaluate every root."""
@@ -231,7 +238,8 @@ def test_selfplay_reuses_evaluations_and_plays_as_if_every_root_were_evaluated(a
                        train=False)
   batch, steps, spare_fraction = 8, 12, 0.25
   play_settings = settings(
-      helpers.search_config(algorithm=algorithm, num_simulations=8, max_num_considered_actions=4),
+      helpers.search_config(algorithm=algorithm, num_simulations=8, max_num_considered_actions=4,
+                            **search_settings),
       temperature_moves=4, resign_threshold=-1.0, resign_min_moves=0, no_resign_fraction=0.0)
   games = selfplay.new_games(GAME, jax.random.PRNGKey(2), batch, no_resign_fraction=0.0)
   key = jax.random.PRNGKey(3)

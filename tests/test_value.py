@@ -284,6 +284,19 @@ def test_the_error_by_move_number_is_each_range_s_mean():
                   {"moves": "100-149", "positions": 1, "v": 2.25}]
 
 
+def test_the_calibration_is_each_ranges_least_squares_scale_and_skips_none():
+  bench = _bench()
+  moves = np.array([0, 10, 20, 120, 130])
+  target = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+  value = np.array([0.5, -0.5, 0.0, 0.5, 0.5])
+  fitted = bench.calibration(moves, target, value, 50)
+  # 0-49: sum(vz) / sum(v^2) = 1 / 0.5, clipped to 1; 50-99 holds nothing and keeps the range
+  # before's scale, so that entry i still covers moves 50 i onwards; 100-149: 0 / 0.5 = 0.
+  assert [scale for scale, _ in fitted] == [1.0, 1.0, 0.0]
+  assert fitted[0][1] == pytest.approx((0.25 + 0.25 + 1.0) / 3) and fitted[1][1] is None
+  assert fitted[2][1] == pytest.approx(1.0)  # a scale of 0: the constant guess's error
+
+
 def test_figure_2b_runs_on_held_out_games(tmp_path):
   from test_alphago import make_rollout_checkpoint  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(5)

@@ -15,7 +15,7 @@ from agz_jax.search.config import ALGORITHM_SETTINGS, ALGORITHMS, FIRST_PLAY, Se
 from agz_jax.search.evaluators import ApplyFn, Evaluator, flax_network, network
 from agz_jax.search.action_selection import alphago_selection
 from agz_jax.search.mcts import (Root, evaluate, evaluator_key, legal_mask, make_recurrent_fn,
-                                 run_search)
+                                 run_search, search_evaluator)
 from agz_jax.search.policies import alphago_policy, gumbel_policy, masked_logits
 from agz_jax.search.reuse import find_node, reroot
 
@@ -23,5 +23,5 @@ __all__ = [
     "ALGORITHM_SETTINGS", "ALGORITHMS", "ApplyFn", "FIRST_PLAY", "anytime", "Evaluator", "leaf_batch", "Root", "SearchConfig", "alphago_policy",
     "alphago_selection", "best_action", "choose_action",
     "evaluate", "evaluator_key", "find_node", "flax_network", "gumbel_policy", "legal_mask", "make_recurrent_fn", "masked_logits",
-    "network", "reroot", "run_search", "sample_action",
+    "network", "reroot", "run_search", "sample_action", "search_evaluator",
 ]

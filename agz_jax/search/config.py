@@ -65,7 +65,9 @@ class SearchConfig:
       leaf; a finished game inside the tree keeps its exact result. A calibration of a value
       head that says more than it knows in some phases of the game (held-out games fit it:
       bench/value_accuracy.py): where its scale is small, values differ little and the prior
-      leads the search. (): unscaled.
+      leads the search, under the 'bounded' Q transform (the 'siblings' one stretches a node's
+      Q values between their own extremes, which undoes a common scale). With rollouts at the
+      leaves it scales the leaf's mixed value. (): unscaled.
     value_scale_moves: PUCT: the moves each entry of value_scale covers.
     min_pass_moves: before this many moves of a game, a pass is allowed (at the
       root and inside the tree) only when no other move is legal. Self-play
@@ -119,13 +121,15 @@ class SearchConfig:
                        f"{self.algorithm!r}" + (": AlphaGo's flattens its prior with its own "
                        "beta (an AlphaGo bundle's key)" if self.algorithm == "alphago" else ""))
     try:
+      if isinstance(self.value_scale, (str, bytes)):
+        raise TypeError
       scale = tuple(float(a) for a in self.value_scale)
     except (TypeError, ValueError):
       raise ValueError(f"search.value_scale must be a tuple of numbers (one per "
                        f"search.value_scale_moves moves), got {self.value_scale!r}") from None
     object.__setattr__(self, "value_scale", scale)  # a config's list, hashable
-    if not all(a >= 0 for a in scale):
-      raise ValueError(f"search.value_scale's entries must be 0 or more, got {scale!r}")
+    if not all(0.0 <= a <= 1.0 for a in scale):  # NaN fails too
+      raise ValueError(f"search.value_scale's entries must be from 0 to 1, got {scale!r}")
     if not isinstance(self.value_scale_moves, int) or self.value_scale_moves < 1:
       raise ValueError(f"search.value_scale_moves must be a positive integer, got "
                        f"{self.value_scale_moves!r}")

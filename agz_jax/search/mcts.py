@@ -144,7 +144,9 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
       result independent of the games it is batched with, as sharded
       self-play needs.
     search: the settings.
-    root: the roots' evaluation, when known (`evaluate`'s output).
+    root: the roots' evaluation, when known, as the search sees it: `evaluate` of
+      `search_evaluator(evaluator, search)` (the prior tempered, the value scaled), as the
+      tree's own nodes hold it, so that a child's stored evaluation serves as the next root.
 
   Returns:
     mctx.PolicyOutput: `action` [B], `action_weights` [B, A] (the policy
@@ -155,10 +157,6 @@ def run_search(game: Game, evaluator: Evaluator, variables, states, rng_key: jax
   """
   per_game = _per_game(rng_key)
   evaluator = search_evaluator(evaluator, search)
-  if root is not None and (search.prior_temperature != 1.0 or search.value_scale):
-    logits, value, legal = root
-    root = (jnp.where(legal, logits / search.prior_temperature, logits),
-            scaled_value(search, states, value), legal)
   if root is None:
     root_key = evaluator_key(rng_key[0] if per_game else rng_key, 0)
     root = evaluate(game, evaluator, variables, states, root_key, search.min_pass_moves)
