@@ -144,9 +144,15 @@ def test_js_resigns_where_the_engines_count_agrees(cases, answers):
   # page's falls on the same side of it; a win rate of 50% never resigns, nor a lost position
   # before half the points' moves (the same board, its move number set on both sides of that
   # line).
-  lost = won = 0
+  lost = won = unweighed = 0
   for (_, want), got in zip(cases, answers):
     assert not got["resigns_even"]
+    # A scaled value is read un-scaled; with a scale of 0 the page's own count (the same
+    # playouts) is the win rate, against the 5% threshold.
+    assert got["resigns_lost_scaled"] == got["resigns_lost"]
+    late_here = want["moves"] >= want["points"] // 2
+    assert got["resigns_unweighed"] == (late_here and got["playout_wins"] < 0.05)
+    unweighed += got["resigns_unweighed"]
     assert abs(got["playout_wins"] - want["playout_wins"]) < 0.35
     late = want["moves"] >= want["points"] // 2
     if want["playout_wins"] < 0.05 and late:
@@ -155,4 +161,4 @@ def test_js_resigns_where_the_engines_count_agrees(cases, answers):
     elif want["playout_wins"] > 0.5 or not late:
       assert not got["resigns_lost"]
       won += late
-  assert lost >= 3 and won >= 3
+  assert lost >= 3 and won >= 3 and unweighed >= 1

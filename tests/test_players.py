@@ -27,8 +27,9 @@ class _Proposer:
   simulations = 16
   timed_search = False
 
-  def __init__(self, action=None, *vertices, value=0.0):
+  def __init__(self, action=None, *vertices, value=0.0, value_scale=None):
     self.action, self.vertices, self.value = action, vertices, value
+    self.value_scale = value_scale
     self.calls = []
 
   def prepare(self, cfg):
@@ -39,9 +40,12 @@ class _Proposer:
     first = int(np.argmax(np.asarray(_legal(cfg, state))))
     action = first if self.action is None else go.gtp_to_action(cfg, self.action)
     actions = [action] + [go.gtp_to_action(cfg, v) for v in self.vertices]
-    return {"action": action, "value": self.value,
-            "candidates": [{"action": a, "visits": 10 - i, "value": self.value, "prior": 0.1,
-                            "pv": [a]} for i, a in enumerate(actions)]}
+    out = {"action": action, "value": self.value,
+           "candidates": [{"action": a, "visits": 10 - i, "value": self.value, "prior": 0.1,
+                           "pv": [a]} for i, a in enumerate(actions)]}
+    if self.value_scale is not None:
+      out["value_scale"] = self.value_scale
+    return out
 
 
 def choose(player, state, cfg=CFG, *, opponent_passed=False, **settings):
@@ -202,6 +206,36 @@ def test_resign_below_the_threshold_only_after_the_minimum_moves():
   # By default not before half the board's points (40 moves on 9x9).
   assert choose(losing, at(39), cfg) == a5
   assert choose(losing, at(40), cfg) is None
+
+
+def test_a_scaled_value_resigns_as_the_networks_own_and_a_scale_of_0_leaves_it_to_the_count():
+  cfg, lost = _dead_white_stone(komi=10.5)      # every playout lost
+  won_cfg, won = _dead_white_stone(komi=7.5)    # every playout won
+  a5 = go.gtp_to_action(cfg, "A5")
+  # -0.95 scaled by 0.5 is -0.475: a win rate of 26%, but the network's own 2.5%.
+  assert choose(_Proposer("A5", value=-0.475, value_scale=0.5), lost, cfg) is None
+  assert choose(_Proposer("A5", value=-0.475), lost, cfg) == a5              # read as it is
+  assert choose(_Proposer("A5", value=-0.4, value_scale=0.5), lost, cfg) == a5   # 10%
+  # Scale 0: whatever the searched value, the count is the win rate (0% and 100% here).
+  assert choose(_Proposer("A5", value=0.0, value_scale=0.0), lost, cfg) is None
+  assert choose(_Proposer("A5", value=-1.0, value_scale=0.0), won, won_cfg) == a5
+  assert choose(_Proposer("A5", value=0.0, value_scale=0.0), lost, cfg,
+                resign_threshold=0.0) == a5     # a threshold of 0 never resigns
+  assert choose(_Proposer("A5", value=0.0, value_scale=0.0), lost, cfg, endgame=False) == a5
+
+
+def test_a_searching_player_reports_the_scale_its_search_put_on_the_value(tmp_path):
+  network = helpers.make_checkpoint(tmp_path)
+  player = players.load_player(network, simulations=4, algorithm="puct",
+                               search_settings={"value_scale": (1.0, 0.25),
+                                                "value_scale_moves": 2})
+  cfg = go.GoConfig(size=9, komi=7.5)
+  start = go.init(cfg)
+  assert player.analyse(cfg, start)["value_scale"] == 1.0
+  later = go.play(cfg, [go.gtp_to_action(cfg, v) for v in ("C3", "G7", "C7")])
+  assert player.analyse(cfg, later)["value_scale"] == 0.25
+  plain = players.load_player(network, simulations=4, algorithm="puct")
+  assert "value_scale" not in plain.analyse(cfg, later)
 
 
 def _dead_white_stone(komi):

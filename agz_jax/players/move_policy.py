@@ -20,7 +20,11 @@ The player proposes (its search or policy); these rules decide what is played:
   Tromp-Taylor; it agrees when fewer than RESIGN_PLAYOUT_WINS of them are won. A
   count of the board as it stands would take the dead stones of a late position
   for alive ones, and with a value head that misjudges late positions the two
-  agreed on resigning games that were won by 20 points.
+  agreed on resigning games that were won by 20 points. Where the search scales the
+  network's value by the move number (search.value_scale, the analysis's `value_scale`),
+  the win rate read here is the value un-scaled, the network's own, as the threshold
+  means it; where the scale is 0 the value says nothing, and the count alone resigns,
+  when its share of won playouts is below the threshold.
 - With `endgame` off (to measure what the rules above buy) the engine plays as it did
   before them: only a pass while behind is replaced (by the best candidate that fills none of
   its own eyes), and the win rate alone decides resignation.
@@ -110,12 +114,21 @@ def choose_move(settings: EngineSettings, player: Player, cfg: go.GoConfig, stat
   if min_moves is None:
     min_moves = cfg.num_points // 2
   behind = colour * go.host_score(cfg, state) < 0
-  if (win_rate(out["value"]) < settings.resign_threshold and int(state.move_count) >= min_moves
-      and (not settings.endgame or playout_wins(cfg, state) < RESIGN_PLAYOUT_WINS)):
+  if int(state.move_count) >= min_moves and _resigns(settings, cfg, state, out):
     return None
   if not settings.endgame:
     return _not_a_losing_pass(cfg, state, out, behind)
   return _settled(cfg, state, out, opponent_passed)
+
+
+def _resigns(settings: EngineSettings, cfg: go.GoConfig, state: go.GoState,
+             out: Analysis) -> bool:
+  """Whether the player to move resigns after its search `out` (module docstring)."""
+  scale = out.get("value_scale", 1.0)
+  if scale <= 0.0:  # the search gave the value no weight here: the count is the win rate
+    return settings.endgame and playout_wins(cfg, state) < settings.resign_threshold
+  return (win_rate(out["value"] / scale) < settings.resign_threshold
+          and (not settings.endgame or playout_wins(cfg, state) < RESIGN_PLAYOUT_WINS))
 
 
 def search_line(cfg: go.GoConfig, state: go.GoState, out: Analysis, seconds: float) -> str:

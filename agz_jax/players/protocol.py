@@ -5,7 +5,7 @@ has the attributes and methods of `Player`; what differs between players is decl
 them (`simulations`, `timed_search`), never probed.
 """
 
-from typing import Protocol, TypedDict, runtime_checkable
+from typing import NotRequired, Protocol, TypedDict, runtime_checkable
 
 
 class Candidate(TypedDict):
@@ -22,6 +22,8 @@ class Analysis(TypedDict):
   action: int                   # the move it would play
   value: float                  # the position's value for the player to move, [-1, 1]
   candidates: list[Candidate]   # most visited (or most likely) first
+  # The scale its search put on the network's value here (search.value_scale); 1 where none.
+  value_scale: NotRequired[float]
 
 
 @runtime_checkable

@@ -213,8 +213,11 @@ class SearchPlayer(NetworkPlayer):
     game = Game(self.game.module, cfg)
     simulations = self.simulations if simulations is None else simulations
     if self._timed is not None:
-      return self._timed.analyse(game, state, None if seconds is not None else simulations,
-                                 seconds)
+      out = self._timed.analyse(game, state, None if seconds is not None else simulations,
+                                seconds)
+      if self._timed.settings.value_scale:
+        out["value_scale"] = self._timed.settings.value_scale_at(int(state.move_count))
+      return out
     if simulations < 1:
       raise ValueError(f"a search needs at least one simulation, got {simulations}")
     if seconds is not None:

@@ -162,6 +162,11 @@ class TimedSearch:
     self._blank = {}  # Game -> trees of the search's shape with no node in them
     self._compiled = set()  # Games whose programs have run once (prepare)
 
+  @property
+  def settings(self) -> search.SearchConfig:
+    """The search's settings (one tree's simulations: its nodes but the root)."""
+    return self._settings
+
   def analyse(self, game: Game, state, simulations: int | None = None,
               seconds: float | None = None) -> dict:
     """Searches the position: `simulations` more simulations of each tree, or as many as fit in

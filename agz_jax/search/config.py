@@ -152,6 +152,14 @@ class SearchConfig:
     fields.update(overrides)
     return cls(**fields)
 
+  def value_scale_at(self, move_number: int) -> float:
+    """The scale value_scale puts on the value of a position `move_number` moves into its game
+    (1 where value_scale is empty)."""
+    if not self.value_scale:
+      return 1.0
+    return self.value_scale[min(int(move_number) // self.value_scale_moves,
+                                len(self.value_scale) - 1)]
+
   def root_noise_alpha(self, game) -> float:
     """PUCT: the Dirichlet concentration of the root's noise: dirichlet_alpha, or where it is
     None the game's own (game.dirichlet_alpha: AlphaZero's rule, scaled by the board)."""

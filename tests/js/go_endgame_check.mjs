@@ -43,6 +43,10 @@ for (const [index, p] of positions.entries()) {
     playout_wins: endgame.playoutWins(state, endgame.PLAYOUTS, seeded(index + 1)),
     resigns_lost: await endgame.resigns(state, {value: -1}, seeded(index + 1)),
     resigns_even: await endgame.resigns(state, {value: 0}, seeded(index + 1)),
+    // A value the search scaled by 0.5 (read as -1), and one scaled by 0 (the count alone).
+    resigns_lost_scaled: await endgame.resigns(state, {value: -0.5, valueScale: 0.5},
+                                               seeded(index + 1)),
+    resigns_unweighed: await endgame.resigns(state, {value: 0, valueScale: 0}, seeded(index + 1)),
     // The same board as if just before and at the first move it may resign on.
     resigns_around_half: [
       await endgame.resigns({...state, moveCount: half - 1}, {value: -1}, seeded(index + 1)),

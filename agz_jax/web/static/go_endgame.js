@@ -12,8 +12,10 @@
 //   a worthwhile neutral point, or a liberty of the opponent's weakest chain (pressingMove).
 // - Resign when the search's win rate is below RESIGN_THRESHOLD, after half the points' moves,
 //   and random playouts of the position agree (fewer than RESIGN_PLAYOUT_WINS of PLAYOUTS won).
+//   A value the search scaled (its valueScale) is read un-scaled; where the scale is 0 the
+//   playouts alone resign, below RESIGN_THRESHOLD.
 //
-// The search's result is {action, visits: [A], value}: its candidates are the visited actions,
+// The search's result is {action, visits: [A], value, valueScale?}: its candidates are the visited actions,
 // most visited first (the chosen action first among equals), as players.Analysis lists them.
 
 import {EMPTY, chains, illegalReason, isOver, legalMoves, neighbourPoints, ownership, passAction,
@@ -271,8 +273,10 @@ export function playoutWins(state, playouts = PLAYOUTS, random = Math.random) {
  * the points' moves, and the playouts agree that it is behind. A promise: the playouts run a few
  * at a time, leaving the page free between them (64 take about half a second on 19x19). */
 export async function resigns(state, found, random = Math.random) {
-  const winRate = Math.min(1, Math.max(0, (found.value + 1) / 2));
-  if (!(winRate < RESIGN_THRESHOLD && state.moveCount >= Math.floor(state.board.length / 2))) {
+  const scale = found.valueScale ?? 1;
+  const winRate = Math.min(1, Math.max(0, (found.value / (scale || 1) + 1) / 2));
+  if (state.moveCount < Math.floor(state.board.length / 2)
+      || (scale > 0 && !(winRate < RESIGN_THRESHOLD))) {
     return false;
   }
   const chunk = 8;
@@ -281,7 +285,7 @@ export async function resigns(state, found, random = Math.random) {
     won += playoutWins(state, chunk, random) * chunk;
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
-  return won / PLAYOUTS < RESIGN_PLAYOUT_WINS;
+  return won / PLAYOUTS < (scale > 0 ? RESIGN_PLAYOUT_WINS : RESIGN_THRESHOLD);
 }
 
 /** Whether the engine passes without searching: the opponent passed and the count favours it. */

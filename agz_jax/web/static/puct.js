@@ -117,8 +117,9 @@ export function selectChild(node, settings, rootLegal = null) {
  * Searches `state` (unfinished) with `simulations` simulations.
  *
  * @returns {Promise<{action: number, value: number, visits: number[], qvalues: number[],
- *           prior: number[], nodes: object[]}>} the most visited move (the first of equals), the
- *   root's mean value, its children's visits, Q values and prior, and the tree.
+ *           prior: number[], nodes: object[], valueScale?: number}>} the most visited move (the
+ *   first of equals), the root's mean value, its children's visits, Q values and prior, the
+ *   tree, and with settings.valueScale the scale put on the root's value.
  */
 export async function search(game, state, evaluate, simulations, settings = DEFAULT_SETTINGS) {
   settings = {...DEFAULT_SETTINGS, ...settings};
@@ -183,6 +184,12 @@ export async function search(game, state, evaluate, simulations, settings = DEFA
   for (let a = 1; a < root.childVisits.length; a++) {
     if (root.childVisits[a] > root.childVisits[action]) action = a;
   }
-  return {action, value: root.value, visits: root.childVisits.slice(), qvalues: qValues(root),
-          prior: softmax(root.logits), nodes};
+  const found = {action, value: root.value, visits: root.childVisits.slice(),
+                 qvalues: qValues(root), prior: softmax(root.logits), nodes};
+  if (settings.valueScale.length > 0) {  // the scale put on the root's value, as the players say
+    const {valueScale, valueScaleMoves} = settings;
+    found.valueScale =
+      valueScale[Math.min(Math.floor(state.moveCount / valueScaleMoves), valueScale.length - 1)];
+  }
+  return found;
 }
