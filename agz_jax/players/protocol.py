@@ -5,7 +5,7 @@ has the attributes and methods of `Player`; what differs between players is decl
 them (`simulations`, `timed_search`), never probed.
 """
 
-from typing import NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Protocol, TypedDict, runtime_checkable
 
 
 class Candidate(TypedDict):
@@ -17,13 +17,17 @@ class Candidate(TypedDict):
   pv: list[int]      # the principal variation from it, the move first
 
 
-class Analysis(TypedDict):
-  """What a player proposes in a position."""
+class _Proposal(TypedDict):
   action: int                   # the move it would play
   value: float                  # the position's value for the player to move, [-1, 1]
   candidates: list[Candidate]   # most visited (or most likely) first
-  # The scale its search put on the network's value here (search.value_scale); 1 where none.
-  value_scale: NotRequired[float]
+
+
+class Analysis(_Proposal, total=False):
+  """What a player proposes in a position (action, value, candidates) and, where its search
+  scaled the network's value by the move number (search.value_scale), `value_scale`: the scale
+  put on the value here (absent: 1)."""
+  value_scale: float
 
 
 @runtime_checkable
