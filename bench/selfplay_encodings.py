@@ -3,9 +3,9 @@
 A run's recipe (its config file: network, search, self-play settings) played with one
 encoding, then another, and nothing else changed: each encoding's self-play loop
 (agz_jax.selfplay.selfplay, `--steps` steps of `--batch` games, one jitted lax.scan per
-timed call), and apart from it the two parts every simulation pays for, on as many
-positions as a step evaluates (batch x (simulations + 1)): the input planes alone
-(game.features) and the network's forward pass alone on those planes. The encodings
+timed call), and apart from it the two parts every simulation pays for: the input planes alone
+(game.features) and the network's forward pass alone on those planes, each timed on one
+batch of positions and counted once per evaluation a step makes. The encodings
 alternate, round after round (bench/timing.py). Printed: positions/s of self-play for
 each, the planes' and the network's seconds per step and their share of the step, and the
 ratio of each encoding's self-play speed to the first's.
@@ -33,8 +33,8 @@ from agz_jax.selfplay import SelfPlayConfig, new_games, selfplay
 
 
 def encoding_calls(config, encoding: str, batch: int, steps: int, seed: int = 0) -> dict:
-  """{'selfplay', 'planes', 'network'}: calls(round) of one encoding, and 'evaluated', the
-  positions each planes / network call covers (a step's evaluations)."""
+  """{'selfplay', 'planes', 'network'}: calls(round) of one encoding (the planes and the network
+  on one batch of positions), and 'calls', how many such evaluations a step makes."""
   config = config.copy_and_resolve_references()
   config.model.encoding = encoding
   game = game_lib.make(config.game)
@@ -48,8 +48,10 @@ def encoding_calls(config, encoding: str, batch: int, steps: int, seed: int = 0)
                     no_resign_fraction=config.selfplay.no_resign_fraction)
   # Positions from games under way: the first call's games, a few moves in.
   games, _ = play(variables, games, jax.random.PRNGKey(seed + 1))
-  evaluated = batch * (settings.search.num_simulations + 1)
-  states = jax.tree.map(lambda x: jnp.resize(x, (evaluated,) + x.shape[1:]), games.states)
+  # A step evaluates the batch's positions once per simulation and once at the roots, a batch
+  # at a time: the parts are timed on one such call and counted (simulations + 1) times.
+  calls = settings.search.num_simulations + 1
+  states = games.states
   features = jax.jit(lambda s: game.features(s, encoding))
   planes = features(states)
   forward = jax.jit(lambda v, x: model.apply(v, x, train=False))
@@ -57,7 +59,7 @@ def encoding_calls(config, encoding: str, batch: int, steps: int, seed: int = 0)
   return {"selfplay": lambda r: play(variables, games, keys(r)),
           "planes": lambda r: features(states),
           "network": lambda r: forward(variables, planes),
-          "evaluated": evaluated, "planes_shape": planes_shape}
+          "calls": calls, "planes_shape": planes_shape}
 
 
 def main(argv=None) -> int:
@@ -96,12 +98,11 @@ def main(argv=None) -> int:
   for e, c in built.items():
     step = times[f"{e} selfplay"] / args.steps
     rate = batch / step
-    planes, network = times[f"{e} planes"], times[f"{e} network"]
+    planes, network = times[f"{e} planes"] * c["calls"], times[f"{e} network"] * c["calls"]
     print(f"| {e} | {c['planes_shape'][-1]} | {rate:,.0f} | {planes:.3f} | {network:.3f} | "
           f"{planes / step:.0%} | {network / step:.0%} | {rate / first_rate:.2f}x |")
-  print(f"(planes and network timed on {built[first]['evaluated']:,} positions at once, as many "
-        f"as a step evaluates; the search's own work and the batching of its evaluations are the "
-        f"rest of the step)")
+  print(f"(planes and network: one call on the {batch} games' positions, times the "
+        f"{built[first]['calls']} evaluations a step makes; the search's own work is the rest)")
   return 0
 
 
