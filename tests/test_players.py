@@ -1,6 +1,7 @@
 """Players (agz_jax.players): load_player, the random player's moves, and the engine-side
 move policy (pass, resign, time) on stand-in players, directly and through the GTP engine."""
 
+import time
 import types
 
 import jax
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from agz_jax import go, gtp, players
-from agz_jax.players import move_policy
+from agz_jax.players import move_policy, timed_search
 
 import helpers
 
@@ -458,6 +459,53 @@ def test_a_puct_search_player_evaluates_several_leaves_of_a_tree_at_once(tmp_pat
                          leaves=0)
   with pytest.raises(ValueError, match=r"search settings \(leaves\) are for a player"):
     players.load_player(path, policy_only=True, leaves=8)
+
+
+def test_a_move_is_decided_once_the_time_left_cannot_overtake_it():
+  decided = timed_search.decided
+  assert decided([10, 4, 0], visits_left=5)        # 6 ahead, 5 visits left
+  assert not decided([10, 4, 0], visits_left=6)    # a tie is not a lead: merge_trees' argmax
+  assert not decided([10, 4, 0], visits_left=6.5)  # could still take the first
+  assert decided([[6, 1, 0], [6, 2, 1]], visits_left=8)  # two trees: summed, 12 against 3
+  # Summed 6, 8, 1: the second move leads, by 2 (the first tree's leader is not the search's).
+  assert decided([[6, 1, 0], [0, 7, 1]], visits_left=1.5)
+  assert not decided([[6, 1, 0], [0, 7, 1]], visits_left=2)
+  assert decided([3], visits_left=2) and not decided([0, 0], visits_left=0)
+
+
+@pytest.mark.slow
+def test_a_timed_search_stops_once_its_move_is_decided(tmp_path):
+  """Black's one legal move is a pass (every empty point an eye of white's one group, nine of
+  them): with stop_when_decided the search ends once the pass leads by more visits than the
+  time left could bring, about halfway, and plays it; without, it spends its time."""
+  network = players.Network.from_checkpoint(helpers.make_checkpoint(tmp_path))
+  cfg = go.GoConfig(size=9, komi=7.5, **network.planes)
+  eyes = [9 * r + c for r in (1, 4, 7) for c in (1, 4, 7)]
+  state = go.init(cfg, white=[p for p in range(81) if p not in eyes], to_play=go.BLACK)
+  assert np.flatnonzero(np.asarray(go.legal_actions(cfg, state))).tolist() == [cfg.pass_action]
+  seconds = 6.0
+
+  def timed(stop):
+    player = players.SearchPlayer(network, simulations=4, algorithm="puct", considered_actions=16,
+                                  tree_nodes=1 << 14, trees=1, stop_when_decided=stop)
+    player.analyse(cfg, go.init(cfg), seconds=0.5)  # compiled, and its clock known
+    began = time.perf_counter()
+    out = player.analyse(cfg, state, seconds=seconds)
+    return out, time.perf_counter() - began
+
+  out, took = timed(True)
+  assert out["action"] == cfg.pass_action and took < 0.8 * seconds, took
+  visits = out["candidates"][0]["visits"]
+  assert [c["action"] for c in out["candidates"]] == [cfg.pass_action] and visits > 1
+  out, took = timed(False)
+  assert out["action"] == cfg.pass_action and took >= 0.9 * seconds
+  assert out["candidates"][0]["visits"] > visits
+  with pytest.raises(ValueError, match="a setting of the PUCT search under a clock"):
+    players.SearchPlayer(network, simulations=4, algorithm="gumbel", considered_actions=16,
+                         stop_when_decided=True)
+  with pytest.raises(ValueError, match=r"search settings \(stop_when_decided\) are for a player"):
+    players.load_player(helpers.make_checkpoint(tmp_path), policy_only=True,
+                        stop_when_decided=True)
 
 
 @pytest.mark.slow

@@ -77,6 +77,10 @@ def main(argv=None):
                            "on, the value head alone before it (default 0: every leaf)")
   parser.add_argument("--rollouts-per-leaf", type=int, default=None,
                       help="with --rollout: rollouts from each leaf, averaged (default 1)")
+  parser.add_argument("--stop-when-decided", action="store_true",
+                      help="PUCT and AlphaGo search with --seconds-per-move: end a move's search "
+                           "once its most visited move leads the next by more visits than the "
+                           "time left could add (the same move, sooner)")
   parser.add_argument("--considered-actions", type=int, default=players.CONSIDERED_ACTIONS,
                       help="Gumbel search: actions kept at the root by sequential halving")
   parser.add_argument("--sample-moves", type=int, default=0,
@@ -97,7 +101,8 @@ def main(argv=None):
                          considered_actions=args.considered_actions,
                          q_transform=args.q_transform,
                          search_settings=_search_settings(args), leaves=args.leaves,
-                         rollouts=_rollouts(args))
+                         rollouts=_rollouts(args),
+                         stop_when_decided=args.stop_when_decided)
   except (FileNotFoundError, ValueError, paths.UnsupportedPath) as e:
     sys.exit(f"gtp: {e}")
   sims = 0 if args.policy_only else args.simulations

@@ -186,6 +186,8 @@ class AlphaGoPlayer:
     seed: PRNG seed of the rollouts.
     reuse_tree: start each search from the subtree of the position reached.
     leaves: leaves of a tree evaluated together (default: the settings' "leaves").
+    stop_when_decided: a search given seconds stops once its most visited move can no longer
+      be overtaken in the time left (players.timed_search.decided).
   """
 
   planes = {"history": 8}  # the 48 planes and the patterns read the last boards
@@ -193,7 +195,7 @@ class AlphaGoPlayer:
   timed_search = True  # analyse(..., seconds=) searches until its time is up
 
   def __init__(self, settings: dict, *, simulations: int, seed: int = 0, reuse_tree: bool = True,
-               leaves: int | None = None):
+               leaves: int | None = None, stop_when_decided: bool = False):
     if leaves is not None:
       settings = dict(settings, leaves=leaves)
     self.simulations = simulations
@@ -252,7 +254,8 @@ class AlphaGoPlayer:
     try:
       self._search = TimedSearch(make_evaluator, self.settings, self.variables,
                                  tree_nodes=settings["tree_nodes"], trees=settings["trees"],
-                                 reuse_tree=reuse_tree, seed=seed, leaves=settings["leaves"])
+                                 reuse_tree=reuse_tree, seed=seed, leaves=settings["leaves"],
+                                 stop_when_decided=stop_when_decided)
     except ValueError as e:
       raise ValueError(f"alphago player: {e}") from None
     self.trees = self._search.trees

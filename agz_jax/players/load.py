@@ -19,7 +19,7 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
                 sample_moves: int = 0, reuse_tree: bool = True, policy_only: bool = False,
                 considered_actions: int = CONSIDERED_ACTIONS, q_transform: str | None = None,
                 search_settings: dict | None = None, leaves: int | None = None,
-                rollouts: Rollouts | None = None):
+                rollouts: Rollouts | None = None, stop_when_decided: bool = False):
   """A player from its description.
 
   Args:
@@ -41,6 +41,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
       loss (default: 1, or an AlphaGo bundle's "leaves").
     rollouts: PUCT search of a Go network: leaves valued by rollouts of a fast policy too
       (players.Rollouts); an AlphaGo bundle says its own (its rollout and lambda keys).
+    stop_when_decided: PUCT and AlphaGo search given seconds: stop once the most visited move
+      can no longer be overtaken in the time left.
 
   Returns:
     A RandomPlayer; an AlphaGoPlayer; a PolicyPlayer for an SL policy network
@@ -53,6 +55,7 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
   """
   given = (sorted(search_settings or {}) + (["leaves"] if (leaves or 1) > 1 else [])
            + (["rollouts"] if rollouts is not None else [])
+           + (["stop_when_decided"] if stop_when_decided else [])
            + [name for name, value in (("algorithm", algorithm), ("q_transform", q_transform))
               if value is not None])
   settings = f"search settings ({', '.join(given)})"
@@ -76,7 +79,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
       raise ValueError(f"the AlphaGo player's search (the 2016 paper's) has no {', '.join(foreign)}; "
                        f"drop them (it takes c_puct, leaves and its bundle's keys)")
     return alphago_player.AlphaGoPlayer(bundle, simulations=simulations,
-                                        seed=seed, reuse_tree=reuse_tree, leaves=leaves)
+                                        seed=seed, reuse_tree=reuse_tree, leaves=leaves,
+                                        stop_when_decided=stop_when_decided)
   network = Network.from_checkpoint(spec)
   if network.config.model.kind in nets.VALUE_ONLY:
     raise ValueError(f"{spec} is a value network, which has no moves to play: it values "
@@ -89,7 +93,8 @@ def load_player(spec: str, *, simulations: int = SIMULATIONS, algorithm: str | N
   return SearchPlayer(network, simulations=simulations, algorithm=algorithm, seed=seed,
                       considered_actions=considered_actions, reuse_tree=reuse_tree,
                       q_transform=q_transform, search_settings=search_settings,
-                      leaves=leaves or 1, rollouts=rollouts)
+                      leaves=leaves or 1, rollouts=rollouts,
+                      stop_when_decided=stop_when_decided)
 
 
 def pretrained_path(name: str) -> str:

@@ -89,6 +89,8 @@ class SearchPlayer(NetworkPlayer):
       fpu_reduction, pb_c_init (default: the training run's).
     rollouts: PUCT on Go: leaves valued by rollouts of a fast policy too (Rollouts); None (the
       default): by the value head alone.
+    stop_when_decided: PUCT: a search given seconds stops once its most visited move can no
+      longer be overtaken in the time left (players.timed_search.decided).
 
   The PUCT search grows its tree in steps (players.timed_search): under a clock it searches
   until its time is up (`timed_search`), compiled once. Gumbel search plans its root visits
@@ -102,7 +104,8 @@ class SearchPlayer(NetworkPlayer):
                seed: int = 0, considered_actions: int, reuse_tree: bool = True,
                tree_nodes: int | None = None, trees: int = 0, leaves: int = 1,
                max_simulations: int = MAX_SIMULATIONS, q_transform: str | None = None,
-               search_settings: dict | None = None, rollouts: Rollouts | None = None):
+               search_settings: dict | None = None, rollouts: Rollouts | None = None,
+               stop_when_decided: bool = False):
     super().__init__(network)
     if not network.has_value:
       raise ValueError(f"{network.name} has no value output to search with")
@@ -127,6 +130,9 @@ class SearchPlayer(NetworkPlayer):
       raise ValueError(f"{leaves} leaves at a time: a setting of the PUCT search, not of "
                        f"{self.algorithm!r} (Gumbel search batches its root's candidates); add "
                        f"--algorithm puct")
+    if stop_when_decided and self.algorithm != "puct":
+      raise ValueError(f"stopping a search once its move is decided: a setting of the PUCT "
+                       f"search under a clock, not of {self.algorithm!r}; add --algorithm puct")
     self.leaves = leaves
     self.rollouts = rollouts
     if rollouts is not None and self.algorithm != "puct":
@@ -154,7 +160,8 @@ class SearchPlayer(NetworkPlayer):
                                            rollout_model=rollout_model, rollout_groups=groups)
         variables = {"prior": network.variables, "rollout": rollout_variables}
       self._timed = TimedSearch(make_evaluator, settings, variables, tree_nodes=nodes,
-                                trees=trees, reuse_tree=reuse_tree, seed=seed, leaves=leaves)
+                                trees=trees, reuse_tree=reuse_tree, seed=seed, leaves=leaves,
+                                stop_when_decided=stop_when_decided)
       self.trees = self._timed.trees
 
   @property

@@ -64,6 +64,24 @@ def _arrays(settings, mesh, tree):
   return parallel.per_shard(mesh, arrays, games_arg=0, out_specs=_TREES)(tree)
 
 
+@jax.jit
+def _root_visits(children_visits):
+  """[trees, A]: the visits of each root child of each tree (mctx.Tree.children_visits)."""
+  return children_visits[:, 0]
+
+
+def decided(root_visits, visits_left: float) -> bool:
+  """Whether the most visited move of a search (visits summed over its trees) keeps its
+  place whatever the next `visits_left` visits go to: it leads the next move by more.
+
+  Args:
+    root_visits: [trees, A] visits of the root's children (or [A] for one tree).
+    visits_left: the most visits the search can still add, over all its trees.
+  """
+  visits = np.sort(np.asarray(root_visits).reshape(-1, np.shape(root_visits)[-1]).sum(0))
+  return bool(visits[-1] - (visits[-2] if visits.size > 1 else 0) > visits_left)
+
+
 @dataclasses.dataclass(frozen=True)
 class EvaluatorMaker:
   """game -> leaf evaluator: `function(game, **settings)`.
@@ -126,13 +144,18 @@ class TimedSearch:
     reuse_tree: start each search from the subtrees of the previous one that hold the
       position reached.
     seed: PRNG seed of the search and its evaluator.
+    stop_when_decided: a search under a time budget stops as soon as its most visited move
+      can no longer be overtaken (`decided`): the move is the one the whole budget would
+      have chosen, sooner; what is not spent is not carried to later moves, and the next
+      move's search keeps a smaller tree.
 
   Raises:
     ValueError: trees that do not split evenly over the devices.
   """
 
   def __init__(self, make_evaluator, settings: search.SearchConfig, variables, *,
-               tree_nodes: int, trees: int, reuse_tree: bool, seed: int, leaves: int = 1):
+               tree_nodes: int, trees: int, reuse_tree: bool, seed: int, leaves: int = 1,
+               stop_when_decided: bool = False):
     if not isinstance(leaves, int) or leaves < 1:
       raise ValueError(f"leaves: a search evaluates at least one leaf of a tree at a time, "
                        f"got {leaves!r}")
@@ -144,6 +167,7 @@ class TimedSearch:
     self.tree_nodes = tree_nodes
     self.leaves = leaves
     self.reuse_tree = reuse_tree
+    self.stop_when_decided = stop_when_decided
     self.seconds_per_simulation = None  # of the last warm step of a search
     self._make_evaluator = make_evaluator
     self._settings = settings
@@ -171,8 +195,8 @@ class TimedSearch:
               seconds: float | None = None) -> dict:
     """Searches the position: `simulations` more simulations of each tree, or as many as fit in
     `seconds` (at least one), in steps of at most STEP_SECONDS sized from the time the last
-    warm steps took; fewer when the trees are full. The root's visits and values are summed
-    over the trees (merge_trees). `game`: the game and its config (a Game, hashable); `state`
+    warm steps took; fewer when the trees are full, or once the move is decided
+    (stop_when_decided). The root's visits and values are summed over the trees (merge_trees). `game`: the game and its config (a Game, hashable); `state`
     a position of it. The result as SearchPlayer.analyse's.
     """
     if seconds is None and (simulations is None or simulations < 1):
@@ -197,7 +221,13 @@ class TimedSearch:
         step = min(-(-step // self.leaves) * self.leaves, self.tree_nodes - used)  # whole steps
         trees, used = self._grow(game, trees, step, used)
         grown += step
-        if time.perf_counter() >= deadline:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+          break
+        if (self.stop_when_decided and self.seconds_per_simulation is not None
+            and decided(jax.device_get(_root_visits(trees.children_visits)),
+                        self.trees * min(left / self.seconds_per_simulation,
+                                         self.tree_nodes - used))):
           break
     self._searched = (trees, game)
     return candidates(merge_trees([jax.device_get(_arrays(self._settings, self._mesh, trees))]))
