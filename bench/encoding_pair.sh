@@ -8,7 +8,9 @@
 # the same few games.
 #
 #   bench/encoding_pair.sh train SECONDS [ROOT] [RUN...]   # the runs (agz17 katago), SECONDS each
-#   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES]   # 60 and 40 by default
+#   bench/encoding_pair.sh train-pinned SECONDS [ROOT]     # both at once, a core each
+#   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES] [PARALLEL]
+#                                                          # 60 and 40 games, 1 at a time
 #   bench/encoding_pair.sh curve [ROOT] [OUT] [EVERY_NTH_CHECKPOINT] [GAMES_PER_PAIR]
 #   bench/encoding_pair.sh sl19 STEPS [ROOT] [OUT] [EVAL_EVERY]   # 19x19 from human games
 #
@@ -19,13 +21,17 @@
 # imported human games (data/human) once with each encoding for the same steps, one after the
 # other (ROOT/sl19_agz17, ROOT/sl19_katago), measuring the held-out top-1 and value MSE every
 # EVAL_EVERY steps (the config's 1000 by default), and draws both runs' curves in OUT.
+#
+# Half the wall-clock for the same compute: `train-pinned` trains both runs at the same time,
+# each on one device pinned to its own core (taskset), for SECONDS; `match ... 2` plays two
+# games at once, each engine on one device (one core) instead of a tree on each core.
 set -euo pipefail
-phase=${1:?train, match, curve or sl19}
+phase=${1:?train, train-pinned, match, curve or sl19}
 shift
 declare -A encoding=([agz17]=agz17 [katago]=katago_noladders)
 gnugo10="/usr/games/gnugo --mode gtp --level 10 --chinese-rules --capture-all-dead --positional-superko --seed {seed}"
-engine() {  # the GTP engine of a run's last checkpoint at 1 s a move
-  echo "python -m agz_jax.gtp --checkpoint $1 --algorithm puct --seconds-per-move 1 --seed {seed} --quiet"
+engine() {  # the GTP engine of a run's last checkpoint at 1 s a move [on $2 CPU devices]
+  echo "python -m agz_jax.gtp --checkpoint $1 --algorithm puct --seconds-per-move 1 --seed {seed} --quiet${2:+ --cpu-devices $2}"
 }
 case $phase in
   train)
@@ -37,16 +43,31 @@ case $phase in
       python -m agz_jax.launch --config configs/zero_9x9_cpu.py --workdir "$root/$run" \
           --time_limit "$seconds" --config.model.encoding="${encoding[$run]}"
     done ;;
+  train-pinned)
+    seconds=${1:?seconds per run} root=${2:-workdir/encodings} core=0 pids=()
+    mkdir -p "$root"
+    for run in agz17 katago; do
+      taskset -c "$core" python -m agz_jax.launch --config configs/zero_9x9_cpu.py \
+          --workdir "$root/$run" --time_limit "$seconds" --config.mesh.cpu_devices=1 \
+          --config.model.encoding="${encoding[$run]}" > "$root/$run.log" 2>&1 &
+      pids+=($!) core=$((core + 1))
+    done
+    status=0
+    for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+    tail -n 3 "$root/agz17.log" "$root/katago.log"
+    exit $status ;;
   match)
     root=${1:-workdir/encodings} out=${2:-matches/encodings} h2h=${3:-60} vs=${4:-40}
+    parallel=${5:-1} devices=""
+    [ "$parallel" = 1 ] || devices=1
     mkdir -p "$out"
-    python -m agz_jax.match --names agz17 katago --black "$(engine "$root/agz17")" \
-        --white "$(engine "$root/katago")" --games "$h2h" --size 9 --komi 7.5 --parallel 1 \
-        --random-openings 2 --seed 0 --out "$out/agz17_vs_katago"
+    python -m agz_jax.match --names agz17 katago --black "$(engine "$root/agz17" $devices)" \
+        --white "$(engine "$root/katago" $devices)" --games "$h2h" --size 9 --komi 7.5 \
+        --parallel "$parallel" --random-openings 2 --seed 0 --out "$out/agz17_vs_katago"
     for run in agz17 katago; do
-      python -m agz_jax.match --names "$run" gnugo-l10 --black "$(engine "$root/$run")" \
-          --white "$gnugo10" --games "$vs" --size 9 --komi 7.5 --parallel 1 --seed 100 \
-          --out "$out/${run}_vs_gnugo10"
+      python -m agz_jax.match --names "$run" gnugo-l10 --black "$(engine "$root/$run" $devices)" \
+          --white "$gnugo10" --games "$vs" --size 9 --komi 7.5 --parallel "$parallel" \
+          --seed 100 --out "$out/${run}_vs_gnugo10"
     done ;;
   curve)
     root=${1:-workdir/encodings} out=${2:-matches/encodings} every=${3:-1} pair_games=${4:-16}
@@ -78,5 +99,5 @@ case $phase in
           --config.eval.every="$every"
     done
     python -m agz_jax.plot --workdir "$root/sl19_agz17" --workdir "$root/sl19_katago" --out "$out" ;;
-  *) echo "unknown phase $phase: train, match, curve or sl19" >&2; exit 2 ;;
+  *) echo "unknown phase $phase: train, train-pinned, match, curve or sl19" >&2; exit 2 ;;
 esac
