@@ -483,11 +483,11 @@ def test_a_timed_search_stops_once_its_move_is_decided(tmp_path):
   eyes = [9 * r + c for r in (1, 4, 7) for c in (1, 4, 7)]
   state = go.init(cfg, white=[p for p in range(81) if p not in eyes], to_play=go.BLACK)
   assert np.flatnonzero(np.asarray(go.legal_actions(cfg, state))).tolist() == [cfg.pass_action]
-  seconds = 6.0
+  seconds = 4.0
 
   def timed(stop):
     player = players.SearchPlayer(network, simulations=4, algorithm="puct", considered_actions=16,
-                                  tree_nodes=1 << 14, trees=1, stop_when_decided=stop)
+                                  tree_nodes=1 << 15, trees=1, stop_when_decided=stop)
     player.analyse(cfg, go.init(cfg), seconds=0.5)  # compiled, and its clock known
     began = time.perf_counter()
     out = player.analyse(cfg, state, seconds=seconds)
