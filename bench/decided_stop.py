@@ -32,7 +32,7 @@ def main():
   args = parser.parse_args()
   record = sgf.read(args.game)
   spec = args.player or players.pretrained_path("human-19x19")
-  player = players.load_player(spec, algorithm=None, stop_when_decided=True)
+  player = players.load_player(spec, stop_when_decided=True)
   cfg = record.config(**player.planes)
   colour = go.BLACK if args.colour == "black" else go.WHITE
   state = go.init(cfg, black=record.black_setup, white=record.white_setup)

@@ -196,8 +196,9 @@ class TimedSearch:
     """Searches the position: `simulations` more simulations of each tree, or as many as fit in
     `seconds` (at least one), in steps of at most STEP_SECONDS sized from the time the last
     warm steps took; fewer when the trees are full, or once the move is decided
-    (stop_when_decided). The root's visits and values are summed over the trees (merge_trees). `game`: the game and its config (a Game, hashable); `state`
-    a position of it. The result as SearchPlayer.analyse's.
+    (stop_when_decided). The root's visits and values are summed over the trees
+    (merge_trees). `game`: the game and its config (a Game, hashable); `state` a position of
+    it. The result as SearchPlayer.analyse's.
     """
     if seconds is None and (simulations is None or simulations < 1):
       raise ValueError(f"a search needs at least one simulation, got {simulations}")
