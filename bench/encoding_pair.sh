@@ -8,7 +8,7 @@
 # the same few games.
 #
 #   bench/encoding_pair.sh train SECONDS [ROOT] [RUN...]   # the runs (agz17 katago), SECONDS each
-#   bench/encoding_pair.sh train-pinned SECONDS [ROOT]     # both at once, a core each
+#   bench/encoding_pair.sh train-pinned SECONDS [ROOT] [FLAG...]  # both at once, a core each
 #   bench/encoding_pair.sh match [ROOT] [OUT] [H2H_GAMES] [GNUGO_GAMES] [PARALLEL]
 #                                                          # 60 and 40 games, 1 at a time
 #   bench/encoding_pair.sh curve [ROOT] [OUT] [EVERY_NTH_CHECKPOINT] [GAMES_PER_PAIR]
@@ -24,7 +24,8 @@
 #
 # Half the wall-clock for the same compute: `train-pinned` trains both runs at the same time,
 # each on one device pinned to its own core (taskset), for SECONDS; `match ... 2` plays two
-# games at once, each engine on one device (one core) instead of a tree on each core.
+# games at once, each engine on one device (one core) instead of a tree on each core. FLAGs go
+# to both runs' launch (--config.checkpoint.every=20: more points on the Elo curve of a short run).
 set -euo pipefail
 phase=${1:?train, train-pinned, match, curve or sl19}
 shift
@@ -45,11 +46,12 @@ case $phase in
     done ;;
   train-pinned)
     seconds=${1:?seconds per run} root=${2:-workdir/encodings} core=0 pids=()
+    shift $(( $# < 2 ? $# : 2 ))
     mkdir -p "$root"
     for run in agz17 katago; do
       taskset -c "$core" python -m agz_jax.launch --config configs/zero_9x9_cpu.py \
           --workdir "$root/$run" --time_limit "$seconds" --config.mesh.cpu_devices=1 \
-          --config.model.encoding="${encoding[$run]}" > "$root/$run.log" 2>&1 &
+          --config.model.encoding="${encoding[$run]}" "$@" > "$root/$run.log" 2>&1 &
       pids+=($!) core=$((core + 1))
     done
     status=0
