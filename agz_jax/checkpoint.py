@@ -243,40 +243,45 @@ def export_network(path: str, out: str, dtype: str | None = None) -> str:
   no optimizer, replay buffer or games) to the folder `out`, for shipping; returns `out`.
 
   Args:
-    path: a training workdir, its checkpoints/ folder or one checkpoint.
-    out: the new folder.
+    path: a training workdir, its checkpoints/ folder or one checkpoint; local or a URL.
+    out: the new folder, local.
     dtype: None keeps the arrays as saved; "bfloat16" stores the float32 ones
       in bfloat16, half the bytes (`restore_numpy` reads them back as float32).
 
   Raises:
     FileNotFoundError: no checkpoint at `path`.
     FileExistsError: `out` exists.
+    paths.UnsupportedPath: `out` is a URL, or `path` one this installation cannot read.
     ValueError: an unknown dtype.
   """
-  import shutil  # pylint: disable=import-outside-toplevel
   if dtype not in (None, "bfloat16"):
     raise ValueError(f"export: dtype must be bfloat16 or none, got {dtype!r}")
+  if paths.is_remote(out):
+    raise paths.UnsupportedPath(f"{out!r}: the network is written to a local folder; "
+                                f"copy it to the bucket afterwards")
   directory = find_checkpoint(path)
   if os.path.exists(out):
     raise FileExistsError(f"{out} exists: give a new folder")
   os.makedirs(out)
-  shutil.copytree(os.path.join(directory, "config"), os.path.join(out, "config"),
-                  ignore=shutil.ignore_patterns("commit_success.txt"))
+  where = paths.path(directory)
+  # Orbax's marker of a finished write names the machine's path: not shipped.
+  paths.copy_folder(where / "config", os.path.join(out, "config"), skip=("commit_success.txt",))
   if dtype is None:
-    shutil.copytree(os.path.join(directory, "network"), os.path.join(out, "network"),
-                    ignore=shutil.ignore_patterns("commit_success.txt"))
+    paths.copy_folder(where / "network", os.path.join(out, "network"),
+                      skip=("commit_success.txt",))
   else:
     import jax  # pylint: disable=import-outside-toplevel
     import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
     import numpy as np  # pylint: disable=import-outside-toplevel
     narrow = lambda a: a.astype(jnp.bfloat16) if a.dtype == np.float32 else a
-    tree = jax.tree.map(narrow, restore_numpy(os.path.join(directory, "network")))
+    tree = jax.tree.map(narrow, restore_numpy(os.fspath(where / "network")))
     with ocp.PyTreeCheckpointer() as checkpointer:
       checkpointer.save(os.path.abspath(os.path.join(out, "network")), tree)
     marker = os.path.join(out, "network", "commit_success.txt")  # it names this machine's path
     if os.path.exists(marker):
       os.remove(marker)
-  shutil.copy2(os.path.join(directory, "_CHECKPOINT_METADATA"), out)
+  with open(os.path.join(out, "_CHECKPOINT_METADATA"), "wb") as f:
+    f.write((where / "_CHECKPOINT_METADATA").read_bytes())
   return out
 
 

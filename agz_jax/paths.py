@@ -77,6 +77,23 @@ def move(src, dst) -> None:
   src.rmtree()
 
 
+def copy_folder(src, dst, skip=()) -> None:
+  """Copies folder `src` (local or a URL) to the new local folder `dst`, leaving out the files
+  named in `skip`."""
+  if not is_remote(src):
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*skip))
+    return
+  src = path(src)
+  os.makedirs(dst)
+  for item in _files(src):
+    if item.name in skip:
+      continue
+    target = os.path.join(dst, os.fspath(item.relative_to(src)))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "wb") as f:
+      f.write(item.read_bytes())
+
+
 def _files(folder: epath.Path):
   for item in folder.iterdir():
     if item.is_dir():

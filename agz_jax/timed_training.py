@@ -28,11 +28,10 @@ does not compile again.
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
 
-from agz_jax import config_files
+from agz_jax import config_files, paths
 
 # The input encodings a dual network of this command may read.
 ENCODINGS = ("agz17", "katago", "katago_noladders")
@@ -92,10 +91,15 @@ def _check(args) -> tuple[bool, list[str]]:
   return accelerator, skipped
 
 
+def _metrics(workdir: str) -> list[dict]:
+  """The rows of the run's metrics.jsonl (a local workdir or a URL)."""
+  text = (paths.path(workdir) / "metrics.jsonl").read_text()
+  return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def _last_speed(workdir: str) -> tuple[int, float]:
   """(last step, seconds per step at the last report that did not compile)."""
-  rows = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"),
-                                            encoding="utf-8")]
+  rows = _metrics(workdir)
   timed = [r for r in rows if r["iteration"] > 1] or rows
   return rows[-1]["iteration"], timed[-1]["seconds_per_step"]
 
@@ -156,9 +160,10 @@ def main(argv=None) -> int:
   if left is None or left > 0:
     training.train_and_evaluate(config, workdir, time_limit_s=left)
   out = checkpoint.export_with_archive(workdir, args.out, args.name)
-  shutil.copy(os.path.join(workdir, "metrics.jsonl"), os.path.join(args.out, "metrics.jsonl"))
-  rows = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"),
-                                            encoding="utf-8")]
+  metrics = paths.path(workdir) / "metrics.jsonl"
+  with open(os.path.join(args.out, "metrics.jsonl"), "w", encoding="utf-8") as f:
+    f.write(metrics.read_text())
+  rows = _metrics(workdir)
   final = [r for r in rows if "val_top1" in r][-1]
   print(f"timed_training: {final['iteration']} steps in {time.perf_counter() - start:.0f} s; "
         f"held-out top-1 {final['val_top1']:.3f}, value MSE {final['val_mse']:.3f} (training "

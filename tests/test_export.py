@@ -25,6 +25,9 @@ def test_an_exported_network_plays_like_its_checkpoint(tmp_path, capsys):
   assert "exists: give a new folder" in capsys.readouterr().err
   assert export.main([str(tmp_path / "none"), str(tmp_path / "x")]) == 2
   assert "does not exist" in capsys.readouterr().err
+  assert export.main([workdir, "gs://bucket/shipped"]) == 2
+  assert "written to a local folder" in capsys.readouterr().err
+  assert not os.path.exists("gs:")
 
 
 def test_the_shipped_9x9_network_knows_some_go():

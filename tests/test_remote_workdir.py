@@ -25,7 +25,7 @@ import jax
 import numpy as np
 import pytest
 
-from agz_jax import checkpoint, paths, plot, sgf
+from agz_jax import checkpoint, export, paths, plot, sgf
 
 import helpers
 from helpers import cpu_9x9
@@ -171,6 +171,18 @@ def test_network_loads_and_plays_from_the_bucket(emulator, killed_and_resumed):
   answers = [l for l in gtp.stdout.splitlines() if l.strip()]
   assert answers[0] == "=" and answers[1][:2] == "= " and answers[2] == "=", gtp.stdout
   assert answers[1][2:].lower() in {f"{c}{r}" for c in "abcde" for r in range(1, 6)} | {"pass"}
+
+
+def test_network_exports_from_the_bucket(emulator, killed_and_resumed, tmp_path):
+  last, _, _, _ = killed_and_resumed
+  out = tmp_path / "shipped"
+  assert export.main([RUN, str(out)]) == 0
+  assert sorted(os.listdir(out)) == ["_CHECKPOINT_METADATA", "config", "network"]
+  assert "commit_success.txt" not in os.listdir(out / "network")
+  config, variables = checkpoint.load_network(str(out))
+  assert config.to_dict() == checkpoint.load_network(RUN)[0].to_dict()
+  for a, b in zip(jax.tree.leaves(variables["params"]), saved_params(RUN, last + 1), strict=True):
+    np.testing.assert_array_equal(a, b)
 
 
 def test_plots_from_the_bucket(emulator, killed_and_resumed, tmp_path):
